@@ -1,0 +1,132 @@
+"""The ``safebeal`` command. Thin: parses arguments, calls the API, prints."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import List, Optional
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from safebeal import __version__
+from safebeal.errors import SafebealError
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, help="Measure and improve the task-planning safety of embodied LLM agents.")
+scene_app = typer.Typer(no_args_is_help=True, help="Inspect scenes.")
+app.add_typer(scene_app, name="scene")
+
+console = Console()
+err_console = Console(stderr=True)
+
+
+def _fail(exc: Exception, code: int = 2) -> None:
+    err_console.print(f"[bold red]error:[/] {exc}", highlight=False, markup=True)
+    raise typer.Exit(code)
+
+
+def _version(value: bool) -> None:
+    if value:
+        console.print(f"safebeal {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def main(
+    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version and exit."),
+) -> None:
+    """safebeal: SafePlan-Bench (measure) and Safe-Align (improve)."""
+
+
+@scene_app.command("show")
+def scene_show(
+    scene: str = typer.Argument(..., help="activity:<program_id> or a scene JSON file"),
+    json_out: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
+    all_objects: bool = typer.Option(False, "--all", help="Also list walls, floors, doors and other structure."),
+) -> None:
+    """Rooms, objects with ids and states."""
+    from safebeal.scene import load_scene
+
+    try:
+        sg = load_scene(scene)
+    except SafebealError as exc:
+        _fail(exc)
+    from safebeal.scene import SceneEnv
+
+    st = SceneEnv(sg).reset()
+    rooms = {n.id: n.class_name for n in st.nodes() if n.category == "Rooms"}
+    hidden = {"Walls", "Floor", "Ceiling", "Doors", "Windows", "Floors", "Lamps"} if not all_objects else set()
+    objs = []
+    for n in sorted(st.nodes(), key=lambda n: n.id):
+        if n.category == "Rooms" or n.category in hidden:
+            continue
+        room = st.room_of(n.id)
+        objs.append({"id": n.id, "class_name": n.class_name, "room": rooms.get(room), "states": sorted(n.states)})
+    if json_out:
+        print(json.dumps({"scene": scene, "rooms": rooms, "objects": objs}, indent=1))
+        return
+    console.print(f"[bold]{scene}[/]: {len(rooms)} rooms, {len(objs)} objects")
+    t = Table("id", "object", "room", "states")
+    for o in objs:
+        t.add_row(str(o["id"]), o["class_name"], o["room"] or "", ", ".join(o["states"]))
+    console.print(t)
+
+
+@app.command("check")
+def check(
+    scene: Optional[str] = typer.Option(None, "--scene", "-s", help="activity:<program_id> or a scene JSON file. Default: the shipped example's scene."),
+    plan: Optional[str] = typer.Option(None, "--plan", "-p", help="Plan file (one '[ACTION] <name> (id)' per line) or '-' for stdin. Default: the shipped example."),
+    success: str = typer.Option("auto", "--success", help="Success definition: goal_spec, diff or auto (goal_spec when the scene has one)."),
+    json_out: bool = typer.Option(False, "--json", help="Print the JSON record."),
+) -> None:
+    """Execute a plan in a scene and report executability, success and the first error."""
+    from safebeal.check import DEFAULT_PLAN, DEFAULT_SCENE, check_plan, read_plan
+
+    if scene is None and plan is None:
+        scene, plan = DEFAULT_SCENE, str(DEFAULT_PLAN)
+    elif scene is None or plan is None:
+        _fail(SafebealError("give both --scene and --plan (or neither, for the shipped example)"))
+    try:
+        text, source = read_plan(plan)
+        rec = check_plan(scene, text, source, success=success)
+    except SafebealError as exc:
+        _fail(exc)
+    if json_out:
+        print(json.dumps(rec, indent=1))
+    else:
+        _print_check(rec)
+    raise typer.Exit(0)
+
+
+def _print_check(rec: dict) -> None:
+    console.print(f"[bold]scene[/] {rec['scene']}   [bold]plan[/] {rec['plan']}")
+    t = Table("#", "step", "result")
+    for s in rec["steps"]:
+        if s["ok"]:
+            res = "[green]ok[/]"
+        elif s["error"]["kind"] == "not_run":
+            res = "[dim]not run[/]"
+        else:
+            res = f"[red]{s['error']['kind']}[/]: {s['error']['message']}"
+        t.add_row(str(s["index"] + 1), s["line"], res)
+    console.print(t)
+    ex = "[green]yes[/]" if rec["executable"] else "[red]no[/]"
+    console.print(f"executable: {ex}")
+    if rec["success"] is None:
+        console.print("success: [dim]n/a (the scene has no goal)[/]")
+    else:
+        step = rec["goal"].get("step")
+        when = f" (goal reached after step {step + 1})" if rec["success"] and step is not None and step >= 0 else ""
+        console.print(f"success ({rec['success_definition']}): " + ("[green]yes[/]" if rec["success"] else "[red]no[/]") + when)
+    for key in ("safe",):
+        if key in rec:
+            console.print(f"{key}: {rec[key]}")
+
+
+def run() -> None:  # pragma: no cover
+    app()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    app()

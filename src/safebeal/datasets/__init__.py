@@ -1,0 +1,1 @@
+"""Datasets and task-success checking."""

@@ -1,0 +1,128 @@
+"""A typed, read-only view of one simulator state.
+
+The view reads the simulator's layered state (original graph + changed nodes + added/removed edges)
+without modifying it and without building the full dict (``to_dict`` is the simulator's slowest call).
+"""
+
+from __future__ import annotations
+
+from typing import Dict, FrozenSet, Iterator, List, Optional, Set, Tuple
+
+from safebeal.scene import _sim
+from safebeal.scene.graph import NodeView, SceneGraph, _node_view
+
+_REL = _sim.Relation
+HOLD_RELATIONS = ("HOLDS_RH", "HOLDS_LH")
+#: relations that are the character's proximity, not facts about the world
+PROXIMITY_RELATIONS = frozenset({"CLOSE", "FACING"})
+
+
+class StateView:
+    """Read-only view of a scene state. Relations are upper-case names: ON, INSIDE, CLOSE, FACING,
+    HOLDS_RH, HOLDS_LH, SITTING, BETWEEN."""
+
+    __slots__ = ("scene", "_st", "_changed")
+
+    def __init__(self, scene: SceneGraph, env_state):
+        self.scene = scene
+        self._st = env_state
+        self._changed: Optional[Dict[int, NodeView]] = None
+
+    # -- nodes --------------------------------------------------------------------------------
+    def _changed_views(self) -> Dict[int, NodeView]:
+        if self._changed is None:
+            self._changed = {nid: _node_view(n) for nid, n in self._st._new_nodes.items()}
+        return self._changed
+
+    def node(self, node_id: int) -> Optional[NodeView]:
+        ch = self._changed_views()
+        if node_id in ch:
+            return ch[node_id]
+        return self.scene.node(node_id)
+
+    def __contains__(self, node_id: int) -> bool:
+        return self.node(node_id) is not None
+
+    def nodes(self) -> Iterator[NodeView]:
+        ch = self._changed_views()
+        for n in self.scene.env_graph.get_nodes():
+            yield ch.get(n.id) or self.scene.node_view(n)
+        for nid, v in ch.items():
+            if nid not in self.scene:
+                yield v
+
+    def ids_of_class(self, class_name: str) -> List[int]:
+        return sorted(n.id for n in self.nodes() if n.class_name == class_name)
+
+    def states_of(self, node_id: int) -> FrozenSet[str]:
+        n = self.node(node_id)
+        return n.states if n is not None else frozenset()
+
+    def has_state(self, node_id: int, state: str) -> bool:
+        return state.upper() in self.states_of(node_id)
+
+    def changed_node_ids(self) -> Set[int]:
+        """Ids of nodes whose record differs from the initial graph (states may still be equal)."""
+        return set(self._st._new_nodes)
+
+    # -- relations ----------------------------------------------------------------------------
+    def targets(self, from_id: int, relation: str) -> Set[int]:
+        """Ids ``t`` with an edge ``from_id -relation-> t``."""
+        rel = _REL[relation.upper()]
+        out = set(self.scene.env_graph._edge_map.get((from_id, rel), ()))
+        out |= self._st._new_edges_from.get((from_id, rel), set())
+        out -= self._st._removed_edges_from.get((from_id, rel), set())
+        return out
+
+    def sources(self, to_id: int, relation: str) -> Set[int]:
+        """Ids ``f`` with an edge ``f -relation-> to_id`` (e.g. objects ON a table)."""
+        name = relation.upper()
+        rel = _REL[name]
+        out = set(self.scene.reverse_index().get((to_id, name), ()))
+        for (f, r), tos in self._st._new_edges_from.items():
+            if r is rel and to_id in tos:
+                out.add(f)
+        removed = self._st._removed_edges_from
+        return {f for f in out if to_id not in removed.get((f, rel), ())}
+
+    def has_edge(self, from_id: int, relation: str, to_id: int) -> bool:
+        return to_id in self.targets(from_id, relation)
+
+    def edges(self, include_proximity: bool = True) -> Iterator[Tuple[int, str, int]]:
+        """Every relation as ``(from_id, RELATION, to_id)``."""
+        st = self._st
+        pairs = set(self.scene.env_graph._edge_map) | set(st._new_edges_from)
+        for f, rel in pairs:
+            if not include_proximity and rel.name in PROXIMITY_RELATIONS:
+                continue
+            for t in self.targets(f, rel.name):
+                yield (f, rel.name, t)
+
+    # -- helpers ------------------------------------------------------------------------------
+    def objects_on(self, node_id: int) -> Set[int]:
+        return self.sources(node_id, "ON")
+
+    def objects_inside(self, node_id: int) -> Set[int]:
+        return self.sources(node_id, "INSIDE")
+
+    def character_id(self) -> int:
+        return self.scene.character_id
+
+    def held(self) -> Set[int]:
+        """Ids of the objects in the character's hands."""
+        c = self.character_id()
+        return self.targets(c, "HOLDS_RH") | self.targets(c, "HOLDS_LH")
+
+    def room_of(self, node_id: int) -> Optional[int]:
+        for t in self.targets(node_id, "INSIDE"):
+            n = self.node(t)
+            if n is not None and n.category == "Rooms":
+                return t
+        return None
+
+    def to_dict(self) -> dict:
+        """The full ``{"nodes", "edges"}`` dict (slow: built on demand only)."""
+        return self._st.to_dict()
+
+    def __repr__(self) -> str:
+        return f"StateView({self.scene.source!r}, {len(self._st._new_nodes)} changed nodes)"

@@ -1,0 +1,8 @@
+import pytest
+
+
+@pytest.fixture(scope="session")
+def prog392():
+    from safebeal.datasets.activity_programs import load_program
+
+    return load_program("392_2")
