@@ -50,13 +50,16 @@ class SceneGraph:
     """An initial scene: raw dict, the simulator's graph, and lookup indexes. Treat as immutable."""
 
     def __init__(self, data: Mapping[str, Any], source: str = "<graph>", goal: Any = None):
-        _check_graph_dict(data, source)
+        if not isinstance(data, Mapping) or "nodes" not in data or "edges" not in data:
+            _check_graph_dict(data, source)
         self.source = source
         self.data = data
         self.goal = goal
         try:
             self.env_graph = _sim.EnvironmentGraph(dict(data))
-        except (KeyError, ValueError, TypeError, AssertionError) as exc:
+        except (KeyError, ValueError, TypeError, AttributeError, AssertionError) as exc:
+            # validate only on failure (it costs as much as building the graph): find the culprit
+            _check_graph_dict(data, source)
             raise SceneLoadError(f"{source}: invalid scene graph: {exc!r}") from exc
         self._views: Dict[int, NodeView] = {}
         self._reverse: Optional[Dict[Tuple[int, str], Set[int]]] = None
@@ -106,14 +109,22 @@ class SceneGraph:
 def _check_graph_dict(data: Any, source: str) -> None:
     if not isinstance(data, Mapping) or "nodes" not in data or "edges" not in data:
         raise SceneLoadError(f"{source}: expected a JSON object with 'nodes' and 'edges' (or 'init_graph')")
+    ids = set()
     for i, n in enumerate(data["nodes"]):
         if not isinstance(n, Mapping) or "id" not in n or "class_name" not in n:
             raise SceneLoadError(f"{source}: node #{i} lacks 'id' or 'class_name': {str(n)[:120]}")
+        for key, enum in (("states", _sim.State), ("properties", _sim.Property)):
+            bad = [x for x in n.get(key, []) if str(x).upper() not in enum.__members__]
+            if bad:
+                raise SceneLoadError(f"{source}: node #{i} ({n['class_name']}) has unknown {key} {bad}")
+        ids.add(n["id"])
     for i, e in enumerate(data["edges"]):
         if not isinstance(e, Mapping) or not {"from_id", "to_id", "relation_type"} <= set(e):
             raise SceneLoadError(f"{source}: edge #{i} lacks from_id/relation_type/to_id: {str(e)[:120]}")
-        if e["relation_type"].upper() not in _sim.Relation.__members__:
+        if str(e["relation_type"]).upper() not in _sim.Relation.__members__:
             raise SceneLoadError(f"{source}: edge #{i} has unknown relation_type {e['relation_type']!r}")
+        if e["to_id"] not in ids or e["from_id"] not in ids:
+            raise SceneLoadError(f"{source}: edge #{i} refers to a node id that does not exist: {dict(e)}")
 
 
 def read_graph_json(path: Path) -> Tuple[Dict[str, Any], Optional[Dict[str, Any]], Any]:
