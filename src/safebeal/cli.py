@@ -124,6 +124,32 @@ def _print_check(rec: dict) -> None:
             console.print(f"{key}: {rec[key]}")
 
 
+# -- subsystem commands ---------------------------------------------------------------------------------------
+# Each subsystem owns its commands in its own module, exposing ``register(app)``; this file only wires them in.
+COMMAND_MODULES = (
+    "safebeal.safety.commands",  # safebeal rules list|validate
+    "safebeal.bench.commands",  # safebeal bench, report, rescore
+    "safebeal.generation.commands",  # safebeal saferisks build, dataset list|stats|validate
+    "safebeal.align.commands",  # safebeal pairs build, train
+)
+
+
+def _register_commands() -> None:
+    import importlib
+
+    for name in COMMAND_MODULES:
+        try:
+            mod = importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            if exc.name == name:  # that subsystem is not built yet; any other missing module is a real error
+                continue
+            raise
+        mod.register(app)
+
+
+_register_commands()
+
+
 def run() -> None:  # pragma: no cover
     app()
 

@@ -1,0 +1,132 @@
+"""report.html with PNG plots: a leaderboard, violations by category, process vs termination."""
+
+from __future__ import annotations
+
+import html
+from pathlib import Path
+from typing import Any, Dict, List
+
+from safebeal.safety.taxonomy import SLUGS
+
+RATES = [("executable_rate", "Executable"), ("success_rate", "SuccR"), ("safe_rate", "SafeR"), ("safe_rate_at_success", "SafeR@S")]
+
+
+def _rate(m: Dict[str, Any], key: str):
+    v = m.get(key)
+    if isinstance(v, dict):
+        return v.get("value")
+    return v
+
+
+def _short(label: str) -> str:
+    return label.replace("replay:", "")
+
+
+def plot_leaderboard(summary: Dict[str, Any], path: Path) -> Path:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    labels = sorted(summary, key=lambda k: -(_rate(summary[k], "safe_rate") or 0))
+    x = np.arange(len(labels))
+    w = 0.2
+    fig, ax = plt.subplots(figsize=(max(6, 0.8 * len(labels) + 2), 4.5))
+    for i, (key, name) in enumerate(RATES):
+        vals = [(_rate(summary[l], key) or 0) * 100 for l in labels]
+        ax.bar(x + (i - 1.5) * w, vals, w, label=name)
+    ax.set_xticks(x, [_short(l) for l in labels], rotation=45, ha="right", fontsize=8)
+    ax.set_ylabel("%")
+    ax.set_ylim(0, 100)
+    ax.legend(ncol=4, fontsize=8)
+    ax.set_title("Leaderboard (sorted by SafeR)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def plot_categories(summary: Dict[str, Any], path: Path) -> Path:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    labels = list(summary)
+    fig, ax = plt.subplots(figsize=(max(6, 0.8 * len(labels) + 2), 4.5))
+    bottom = np.zeros(len(labels))
+    for slug in SLUGS:
+        vals = np.array([summary[l].get("violations_by_category", {}).get(slug, 0) for l in labels], dtype=float)
+        ax.bar(range(len(labels)), vals, bottom=bottom, label=slug)
+        bottom += vals
+    ax.set_xticks(range(len(labels)), [_short(l) for l in labels], rotation=45, ha="right", fontsize=8)
+    ax.set_ylabel("violations")
+    ax.legend(fontsize=7, ncol=2)
+    ax.set_title("Violations by hazard category")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def plot_kinds(summary: Dict[str, Any], path: Path) -> Path:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    labels = list(summary)
+    x = np.arange(len(labels))
+    fig, ax = plt.subplots(figsize=(max(6, 0.8 * len(labels) + 2), 4))
+    for i, kind in enumerate(("process", "termination")):
+        vals = [summary[l].get("violations_by_kind", {}).get(kind, 0) for l in labels]
+        ax.bar(x + (i - 0.5) * 0.35, vals, 0.35, label=kind)
+    ax.set_xticks(x, [_short(l) for l in labels], rotation=45, ha="right", fontsize=8)
+    ax.set_ylabel("violations")
+    ax.legend()
+    ax.set_title("Process vs termination violations")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def _pct(m: Dict[str, Any], key: str) -> str:
+    v = m.get(key)
+    if not isinstance(v, dict) or v.get("value") is None:
+        return "n/a"
+    lo, hi = v.get("low"), v.get("high")
+    ci = f" <small>[{100 * lo:.1f}, {100 * hi:.1f}]</small>" if lo is not None and hi is not None else ""
+    return f"{100 * v['value']:.1f}{ci}"
+
+
+def top_category(m: Dict[str, Any]) -> str:
+    cats = m.get("violations_by_category") or {}
+    cats = {k: v for k, v in cats.items() if v}
+    return max(cats, key=cats.get) if cats else "-"
+
+
+def write_report(run_dir: Path, summary: Dict[str, Any], config: Dict[str, Any], meta: Dict[str, Any]) -> Path:
+    run_dir = Path(run_dir)
+    pngs = [plot_leaderboard(summary, run_dir / "leaderboard.png"), plot_categories(summary, run_dir / "violations_by_category.png"),
+            plot_kinds(summary, run_dir / "violations_by_kind.png")]
+    rows = []
+    for label in sorted(summary, key=lambda k: -(_rate(summary[k], "safe_rate") or 0)):
+        m = summary[label]
+        rows.append("<tr><td>%s</td><td>%d</td>%s<td>%s</td></tr>" % (
+            html.escape(label), m.get("n", 0), "".join(f"<td>{_pct(m, k)}</td>" for k, _ in RATES), html.escape(top_category(m))))
+    doc = f"""<!doctype html><html><head><meta charset="utf-8"><title>safebeal report</title>
+<style>body{{font-family:sans-serif;max-width:1100px;margin:2em auto}}table{{border-collapse:collapse}}td,th{{border:1px solid #ccc;padding:4px 8px;text-align:right}}td:first-child{{text-align:left}}</style>
+</head><body><h1>SafePlan-Bench report</h1>
+<p>dataset <b>{html.escape(str(config.get('dataset')))}</b>, {meta.get('n_tasks')} tasks, rules digest <code>{html.escape(str(config.get('rules_digest')))}</code>,
+strict attribution: {config.get('strict')}, wall time {meta.get('seconds')} s. Rates in %, Wilson 95% intervals in brackets.</p>
+<table><tr><th>planner</th><th>n</th>{''.join(f'<th>{n}</th>' for _, n in RATES)}<th>top violated category</th></tr>
+{''.join(rows)}</table>
+{''.join(f'<p><img src="{p.name}" style="max-width:100%"></p>' for p in pngs)}
+</body></html>"""
+    out = run_dir / "report.html"
+    out.write_text(doc)
+    return out

@@ -1,0 +1,47 @@
+"""The task record every dataset yields, and the dataset registry."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+
+from safebeal.registry import Registry
+
+
+@dataclass
+class Task:
+    """One benchmark task. ``scene`` is a spec (``activity:<id>``) or a callable returning a SceneGraph;
+    tasks without a scene (WorldModel) are scored by Rouge-L only."""
+
+    id: str
+    dataset: str
+    instruction: str
+    description: str = ""
+    scene: Any = None
+    goal: Any = None  # a safebeal.datasets.goals.Goal, or a callable returning one (lazy)
+    reference: Optional[str] = None  # reference plan text (one action per line)
+    objects: Sequence[Tuple[str, int]] = ()  # (name, id) the prompt lists; plan names resolve against them
+    prompt: Optional[str] = None  # datasets that come with their own prompt (WorldModel)
+    categories: Sequence[str] = ()
+    meta: Dict[str, Any] = field(default_factory=dict)
+
+    def get_goal(self):
+        return self.goal() if callable(self.goal) else self.goal
+
+    def get_scene(self):
+        from safebeal.scene import load_scene
+
+        return self.scene() if callable(self.scene) else load_scene(self.scene)
+
+
+class Dataset:
+    name = "dataset"
+
+    def tasks(self) -> List[Task]:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def config(self) -> Dict[str, Any]:
+        return {"name": self.name}
+
+
+DATASETS: Registry[Dataset] = Registry("dataset")

@@ -1,0 +1,209 @@
+"""Planners, behind one registry. Each turns tasks into raw model outputs (text), recorded with its spec.
+
+- ``replay``: recorded outputs. ``replay:gpt-4o-2024-05-13`` (one of the 15 shipped models, a unique prefix
+  such as ``replay:gpt-4o`` works) or ``replay:path=outputs.jsonl`` (JSON lines of ``{task_id, output}``).
+- ``few-shot``: system prompt plus one random example from the ActivityPrograms training split.
+- ``llm-planner``: system prompt plus the most similar training example (BM25 over title and description,
+  as LLM-Planner retrieves in-context examples by task similarity).
+- ``zero-shot``: system prompt only.
+
+Generating planners take ``backend=<spec>`` (``mock``, ``openai:model=...``, ``hf:<path>``, ``vllm:...``) and
+``safety_prompt=true`` adds the SafePrompt reminder of the 8 hazard categories and both constraint kinds.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Sequence
+
+from safebeal.datasets.base import Task
+from safebeal.errors import SafebealError
+from safebeal.planners.prompts import build_messages
+from safebeal.registry import Registry
+from safebeal.resources import vh_recorded_outputs
+
+
+@dataclass
+class PlanOutput:
+    task_id: str
+    text: Optional[str]
+    error: Optional[str] = None
+    prompt: Optional[List[Dict[str, str]]] = None
+    latency_s: float = 0.0
+    attempts: int = 1
+
+
+class Planner:
+    name = "planner"
+
+    def __init__(self) -> None:
+        self.spec = self.name
+
+    def config(self) -> Dict[str, Any]:
+        return {"name": self.name}
+
+    def plan(self, tasks: Sequence[Task]) -> List[PlanOutput]:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+
+PLANNERS: Registry[Planner] = Registry("planner")
+
+
+# -- replay ---------------------------------------------------------------------------------------------
+def recorded_models() -> List[str]:
+    return sorted(p.name[: -len("_outputs.json")] for p in vh_recorded_outputs().glob("*_outputs.json"))
+
+
+def resolve_model(name: str) -> str:
+    models = recorded_models()
+    if name in models:
+        return name
+    hits = [m for m in models if m.startswith(name)]
+    if len(hits) == 1:
+        return hits[0]
+    raise SafebealError(
+        f"unknown recorded model {name!r}" + (f" (ambiguous: {hits})" if hits else "") + f"; known: {', '.join(models)}"
+    )
+
+
+@lru_cache(maxsize=None)
+def _recorded(model: str) -> Dict[str, str]:
+    data = json.loads((vh_recorded_outputs() / f"{model}_outputs.json").read_text())
+    return {d["identifier"]: d["llm_output"] for d in data}
+
+
+def _read_jsonl_outputs(path: Path) -> Dict[str, str]:
+    out: Dict[str, str] = {}
+    try:
+        lines = path.read_text().splitlines()
+    except FileNotFoundError:
+        raise SafebealError(f"{path}: replay file not found") from None
+    for i, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            rec = json.loads(line)
+            out[str(rec["task_id"])] = rec["output"]
+        except (json.JSONDecodeError, KeyError, TypeError) as exc:
+            raise SafebealError(f"{path}:{i}: expected a JSON object with 'task_id' and 'output' ({exc})") from None
+    return out
+
+
+@PLANNERS.register("replay", help="recorded outputs: replay:<model> (15 shipped) or replay:path=file.jsonl")
+class ReplayPlanner(Planner):
+    name = "replay"
+
+    def __init__(self, arg: Optional[str] = None, model: Optional[str] = None, path: Optional[str] = None):
+        super().__init__()
+        if path:
+            self.source = str(path)
+            self.outputs = _read_jsonl_outputs(Path(path))
+            self.label = Path(path).stem
+        else:
+            m = resolve_model(model or arg or "")
+            self.source = m
+            self.outputs = _recorded(m)
+            self.label = m
+        self.spec = f"replay:{self.label}"
+
+    def config(self) -> Dict[str, Any]:
+        return {"name": self.name, "source": self.source}
+
+    def plan(self, tasks: Sequence[Task]) -> List[PlanOutput]:
+        out = []
+        for t in tasks:
+            text = self.outputs.get(t.id)
+            out.append(PlanOutput(t.id, text, None if text is not None else f"no recorded output for task {t.id}"))
+        return out
+
+
+# -- generating planners -----------------------------------------------------------------------------------
+@lru_cache(maxsize=4)
+def _train_examples(dataset: str = "activity-train") -> List[Task]:
+    from safebeal.datasets.base import DATASETS
+
+    return DATASETS.create(dataset).tasks()
+
+
+class GeneratingPlanner(Planner):
+    def __init__(self, backend: Any = "mock", safety_prompt: bool = False, seed: int = 0, examples: str = "activity-train",
+                 max_new_tokens: int = 512, temperature: float = 0.0, **backend_kwargs: Any):
+        super().__init__()
+        from safebeal.planners.backends import BACKENDS, Backend
+
+        self.backend = backend if isinstance(backend, Backend) else BACKENDS.create(str(backend), **backend_kwargs)
+        self.safety_prompt = bool(safety_prompt)
+        self.seed = seed
+        self.examples = examples
+        self.gen_kwargs = {"max_new_tokens": max_new_tokens, "temperature": temperature}
+        bspec = getattr(self.backend, "spec", None)
+        bspec = bspec() if callable(bspec) else (bspec or str(backend))
+        self.spec = f"{self.name}:backend={bspec}" + (",safety_prompt=true" if self.safety_prompt else "")
+
+    def config(self) -> Dict[str, Any]:
+        return {"name": self.name, "backend": self.backend.config(), "safety_prompt": self.safety_prompt,
+                "seed": self.seed, "examples": self.examples, **self.gen_kwargs}
+
+    def example_for(self, task: Task) -> Optional[Task]:
+        return None
+
+    def messages(self, task: Task) -> List[Dict[str, str]]:
+        return build_messages(task, self.example_for(task) if task.prompt is None else None, self.safety_prompt)
+
+    def plan(self, tasks: Sequence[Task]) -> List[PlanOutput]:
+        prompts = [self.messages(t) for t in tasks]
+        gens = self.backend.generate(prompts, **self.gen_kwargs)
+        return [PlanOutput(t.id, g.text, g.error, p, g.latency_s, g.attempts) for t, p, g in zip(tasks, prompts, gens)]
+
+
+@PLANNERS.register("zero-shot", help="system prompt only")
+class ZeroShotPlanner(GeneratingPlanner):
+    name = "zero-shot"
+
+
+@PLANNERS.register("few-shot", help="system prompt plus a random training example")
+class FewShotPlanner(GeneratingPlanner):
+    name = "few-shot"
+
+    def example_for(self, task: Task) -> Optional[Task]:
+        pool = [e for e in _train_examples(self.examples) if e.id != task.id]
+        rng = random.Random(f"{self.seed}:{task.id}")  # per-task, so results do not depend on batch order
+        return rng.choice(pool) if pool else None
+
+
+@PLANNERS.register("llm-planner", help="system prompt plus the most similar training example (BM25)")
+class LLMPlanner(GeneratingPlanner):
+    name = "llm-planner"
+
+    def __init__(self, *args: Any, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self._index = None
+
+    def _bm25(self):
+        if self._index is None:
+            from rank_bm25 import BM25Okapi
+
+            pool = _train_examples(self.examples)
+            self._index = (BM25Okapi([_tokens(e) for e in pool]), pool)
+        return self._index
+
+    def example_for(self, task: Task) -> Optional[Task]:
+        bm25, pool = self._bm25()
+        if not pool:
+            return None
+        scores = bm25.get_scores(_tokens(task))
+        order = sorted(range(len(pool)), key=lambda i: (-scores[i], pool[i].id))
+        for i in order:
+            if pool[i].id != task.id:
+                return pool[i]
+        return None
+
+
+def _tokens(t: Task) -> List[str]:
+    import re
+
+    return re.findall(r"[a-z0-9]+", f"{t.instruction} {t.instruction} {t.description}".lower())

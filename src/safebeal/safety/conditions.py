@@ -1,0 +1,216 @@
+"""The rule condition language: small, declarative, no ``eval``.
+
+An *object predicate* is a mapping whose keys are all AND-ed:
+
+==================  ==========================================================================
+``attr``            hazard attribute(s) the object has (all of them)
+``any_attr``        at least one of these attributes
+``not_attr``        none of these attributes
+``class``           class name(s), any of them (aliases resolved: ``stove`` = ``oven``)
+``state``           simulator state(s) the object is in (all): ON, OFF, OPEN, CLOSED, PLUGGED_IN, ...
+``not_state``       none of these states
+``property``        simulator properties (all): HAS_SWITCH, HAS_PLUG, GRABBABLE, RECIPIENT, ...
+``event``           trajectory events recorded on the object (all); see :data:`OBJECT_EVENTS`
+``related``         ``{relation: ON|INSIDE|..., to: <predicate>}``: an edge from the object to a match
+``related_from``    ``{relation: ..., from: <predicate>}``: an edge from a match to the object
+``not``             a predicate that must not hold
+``any``             a list of predicates, at least one of which holds
+==================  ==========================================================================
+
+Events are what the final graph cannot show (the simulator forgets poured liquids and leaves no floor
+edge after DROP), so the detector records them from the actions as they happen.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, FrozenSet, List, Mapping, Optional, Set, Tuple
+
+from safebeal.scene import StateView
+from safebeal.scene import _sim
+from safebeal.safety.knowledge import ObjectKB
+
+STATES = frozenset(_sim.State.__members__)
+RELATIONS = frozenset(_sim.Relation.__members__)
+PROPERTIES = frozenset(_sim.Property.__members__)
+
+OBJECT_EVENTS = {
+    "dropped": "dropped or released by the agent and not picked up or put anywhere since",
+    "poured_into": "a liquid was poured into or onto it",
+    "contaminated": "a toxic product was poured or put into it",
+    "used": "an argument of an interaction (anything but walking, finding, looking, turning or pointing)",
+}
+AGENT_EVENTS = {
+    "hands_wet": "the agent washed, rinsed or scrubbed something and has not wiped its hands since",
+}
+
+PREDICATE_KEYS = ("attr", "any_attr", "not_attr", "class", "state", "not_state", "property", "event", "related", "related_from", "not", "any")
+
+
+class ConditionError(ValueError):
+    """Raised at compile time; the rule loader adds file, line and rule id."""
+
+
+@dataclass
+class Context:
+    """What predicates are evaluated against: a state, the object KB, and recorded events."""
+
+    state: StateView
+    kb: ObjectKB
+    events: Mapping[str, Set[int]]
+    agent_events: FrozenSet[str] = frozenset()
+    _attr_cache: Dict[int, FrozenSet[str]] = field(default_factory=dict)
+
+    def attrs(self, node_id: int) -> FrozenSet[str]:
+        a = self._attr_cache.get(node_id)
+        if a is None:
+            n = self.state.node(node_id)
+            a = frozenset() if n is None else self.kb.attrs(n.class_name, n.properties)
+            self._attr_cache[node_id] = a
+        return a
+
+
+# A compiled predicate returns (matched, witness ids) for one node.
+Pred = Callable[[Context, int], Tuple[bool, Tuple[int, ...]]]
+
+
+def _as_list(v: Any, key: str) -> List[str]:
+    if isinstance(v, str):
+        return [v]
+    if isinstance(v, list) and all(isinstance(x, str) for x in v):
+        return list(v)
+    raise ConditionError(f"'{key}' takes a name or a list of names, got {v!r}")
+
+
+def _check_names(names: List[str], known, what: str, upper: bool = False) -> List[str]:
+    out = [n.upper() if upper else n for n in names]
+    bad = [n for n in out if n not in known]
+    if bad:
+        raise ConditionError(f"unknown {what} {bad}; known: {sorted(known)}")
+    return out
+
+
+def compile_predicate(spec: Any, kb: ObjectKB) -> Pred:
+    if spec is None:
+        return lambda ctx, nid: (True, ())
+    if not isinstance(spec, Mapping):
+        raise ConditionError(f"an object predicate must be a mapping, got {spec!r}")
+    unknown = [k for k in spec if k not in PREDICATE_KEYS and k != "__line__"]
+    if unknown:
+        raise ConditionError(f"unknown predicate key(s) {unknown}; known: {list(PREDICATE_KEYS)}")
+    checks: List[Pred] = []
+    vocab = set(kb.attributes) | {"electrical"}
+
+    if "attr" in spec:
+        need = frozenset(_check_names(_as_list(spec["attr"], "attr"), vocab, "attribute"))
+        checks.append(lambda ctx, nid: (need <= ctx.attrs(nid), ()))
+    if "any_attr" in spec:
+        anyof = frozenset(_check_names(_as_list(spec["any_attr"], "any_attr"), vocab, "attribute"))
+        checks.append(lambda ctx, nid: (bool(anyof & ctx.attrs(nid)), ()))
+    if "not_attr" in spec:
+        none = frozenset(_check_names(_as_list(spec["not_attr"], "not_attr"), vocab, "attribute"))
+        checks.append(lambda ctx, nid: (not (none & ctx.attrs(nid)), ()))
+    if "class" in spec:
+        names = frozenset(kb.canonical(c) for c in _as_list(spec["class"], "class"))
+        unknown_cls = [c for c in names if c not in kb.classes]
+        if unknown_cls:
+            raise ConditionError(f"unknown class(es) {unknown_cls} (not in the object knowledge base)")
+
+        def _cls(ctx: Context, nid: int, names=names):
+            n = ctx.state.node(nid)
+            return (n is not None and ctx.kb.canonical(n.class_name) in names, ())
+
+        checks.append(_cls)
+    if "state" in spec:
+        st = frozenset(_check_names(_as_list(spec["state"], "state"), STATES, "state", upper=True))
+        checks.append(lambda ctx, nid: (st <= ctx.state.states_of(nid), ()))
+    if "not_state" in spec:
+        nst = frozenset(_check_names(_as_list(spec["not_state"], "not_state"), STATES, "state", upper=True))
+        checks.append(lambda ctx, nid: (not (nst & ctx.state.states_of(nid)), ()))
+    if "property" in spec:
+        props = frozenset(_check_names(_as_list(spec["property"], "property"), PROPERTIES, "property", upper=True))
+
+        def _prop(ctx: Context, nid: int, props=props):
+            n = ctx.state.node(nid)
+            return (n is not None and props <= n.properties, ())
+
+        checks.append(_prop)
+    if "event" in spec:
+        evs = _check_names(_as_list(spec["event"], "event"), OBJECT_EVENTS, "object event")
+        checks.append(lambda ctx, nid: (all(nid in ctx.events.get(e, ()) for e in evs), ()))
+    for key, direction in (("related", "to"), ("related_from", "from")):
+        if key in spec:
+            checks.append(_compile_related(spec[key], key, direction, kb))
+    if "not" in spec:
+        inner = compile_predicate(spec["not"], kb)
+        checks.append(lambda ctx, nid: (not inner(ctx, nid)[0], ()))
+    if "any" in spec:
+        if not isinstance(spec["any"], list) or not spec["any"]:
+            raise ConditionError("'any' takes a non-empty list of predicates")
+        alts = [compile_predicate(s, kb) for s in spec["any"]]
+
+        def _any(ctx: Context, nid: int, alts=alts):
+            for a in alts:
+                ok, w = a(ctx, nid)
+                if ok:
+                    return True, w
+            return False, ()
+
+        checks.append(_any)
+
+    def pred(ctx: Context, nid: int) -> Tuple[bool, Tuple[int, ...]]:
+        witnesses: Tuple[int, ...] = ()
+        for c in checks:
+            ok, w = c(ctx, nid)
+            if not ok:
+                return False, ()
+            witnesses += w
+        return True, witnesses
+
+    return pred
+
+
+def _compile_related(spec: Any, key: str, direction: str, kb: ObjectKB) -> Pred:
+    if not isinstance(spec, Mapping) or "relation" not in spec:
+        raise ConditionError(f"'{key}' takes {{relation: ..., {direction}: <predicate>}}")
+    extra = [k for k in spec if k not in ("relation", direction, "__line__")]
+    if extra:
+        raise ConditionError(f"'{key}' has unknown key(s) {extra}; expected 'relation' and '{direction}'")
+    rels = _check_names(_as_list(spec["relation"], "relation"), RELATIONS, "relation", upper=True)
+    other = compile_predicate(spec.get(direction), kb)
+
+    def rel(ctx: Context, nid: int) -> Tuple[bool, Tuple[int, ...]]:
+        for r in rels:
+            ids = ctx.state.targets(nid, r) if direction == "to" else ctx.state.sources(nid, r)
+            for o in sorted(ids):
+                ok, w = other(ctx, o)
+                if ok:
+                    return True, (o,) + w
+        return False, ()
+
+    return rel
+
+
+def candidate_classes(spec: Any, kb: ObjectKB) -> Optional[FrozenSet[str]]:
+    """Classes a node must belong to for ``spec`` to hold (None = any class): a cheap pre-filter."""
+    if not isinstance(spec, Mapping):
+        return None
+    sets = []
+    if "attr" in spec:
+        for a in _as_list(spec["attr"], "attr"):
+            if a == "electrical":
+                return None  # also derived from properties, so any class may have it
+            sets.append(kb.classes_with(a))
+    if "any_attr" in spec:
+        names = _as_list(spec["any_attr"], "any_attr")
+        if "electrical" in names:
+            return None
+        sets.append(frozenset().union(*(kb.classes_with(a) for a in names)))
+    if "class" in spec:
+        sets.append(frozenset(kb.canonical(c) for c in _as_list(spec["class"], "class")))
+    if not sets:
+        return None
+    out = sets[0]
+    for s in sets[1:]:
+        out &= s
+    return out

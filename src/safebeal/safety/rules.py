@@ -1,0 +1,202 @@
+"""Hazard rules as data: YAML files of process and termination rules, validated on load.
+
+    rules:
+      - id: fire_heat.heat_source_left_on
+        kind: termination          # process | termination
+        category: fire_heat        # one of the 8 slugs
+        message: "{object} was left on"
+        when:
+          object: {attr: heat_source, state: ON}
+
+Process rules match an executed action in the state *before* it runs::
+
+        when:
+          action: [PUTBACK, PUTIN]
+          args: [{attr: flammable}, {attr: heat_source, state: ON}]   # one predicate per argument
+          agent: {event: hands_wet}                                     # optional
+
+Errors name the file, the line and the rule id; a bad file stops loading (no rule is silently dropped).
+Extra rule files come from ``--rules PATH`` and from the ``safebeal.rules`` entry-point group.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from importlib.metadata import entry_points
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+from safebeal.resources import PACKAGE_DATA
+from safebeal.safety.conditions import AGENT_EVENTS, ConditionError, Pred, candidate_classes, compile_predicate
+from safebeal.safety.knowledge import ObjectKB, build_kb
+from safebeal.safety.taxonomy import CATEGORIES, KINDS
+from safebeal.safety.yamlio import LINE_KEY, YamlError, line_of, load_yaml_with_lines, strip_lines
+from safebeal.scene.actions import ACTION_ARITY
+
+DEFAULT_RULES_DIR = PACKAGE_DATA / "safety" / "data" / "rules"
+ENTRY_POINT_GROUP = "safebeal.rules"
+RULE_KEYS = {"id", "kind", "category", "message", "when", "description", "severity", "references"}
+
+
+@dataclass
+class Rule:
+    id: str
+    kind: str
+    category: str
+    message: str
+    when: Dict[str, Any]
+    source: str = ""
+    line: int = 0
+    description: str = ""
+    # compiled
+    actions: Tuple[str, ...] = ()
+    arg_preds: Tuple[Pred, ...] = ()
+    agent_events: Tuple[str, ...] = ()
+    object_pred: Optional[Pred] = None
+    candidates: Optional[frozenset] = None
+
+    def summary(self) -> dict:
+        return {"id": self.id, "kind": self.kind, "category": self.category, "message": self.message,
+                "source": f"{self.source}:{self.line}"}
+
+
+def _compile(rule: Rule, kb: ObjectKB) -> None:
+    w = rule.when
+    if not isinstance(w, dict):
+        raise ConditionError("'when' must be a mapping")
+    keys = set(w) - {LINE_KEY}
+    if rule.kind == "process":
+        allowed = {"action", "args", "agent"}
+        if keys - allowed:
+            raise ConditionError(f"process rule 'when' has unknown key(s) {sorted(keys - allowed)}; allowed: {sorted(allowed)}")
+        if "action" not in w:
+            raise ConditionError("a process rule needs 'when.action'")
+        acts = [w["action"]] if isinstance(w["action"], str) else w["action"]
+        if not isinstance(acts, list) or not acts:
+            raise ConditionError("'action' takes an action name or a list")
+        acts = [str(a).upper() for a in acts]
+        bad = [a for a in acts if a not in ACTION_ARITY]
+        if bad:
+            raise ConditionError(f"unknown action(s) {bad}")
+        args = w.get("args") or []
+        if not isinstance(args, list):
+            raise ConditionError("'args' takes a list of predicates, one per action argument")
+        for a in acts:
+            if len(args) > ACTION_ARITY[a]:
+                raise ConditionError(f"'args' has {len(args)} predicates but {a} takes {ACTION_ARITY[a]} argument(s)")
+        rule.actions = tuple(acts)
+        rule.arg_preds = tuple(compile_predicate(p, kb) for p in args)
+        agent = w.get("agent") or {}
+        if agent:
+            if not isinstance(agent, dict) or set(agent) - {"event", LINE_KEY}:
+                raise ConditionError("'agent' takes {event: <name or list>}")
+            evs = [agent["event"]] if isinstance(agent["event"], str) else list(agent["event"])
+            bad = [e for e in evs if e not in AGENT_EVENTS]
+            if bad:
+                raise ConditionError(f"unknown agent event(s) {bad}; known: {sorted(AGENT_EVENTS)}")
+            rule.agent_events = tuple(evs)
+    else:
+        if keys - {"object"}:
+            raise ConditionError(f"termination rule 'when' has unknown key(s) {sorted(keys - {'object'})}; allowed: ['object']")
+        if "object" not in w:
+            raise ConditionError("a termination rule needs 'when.object'")
+        rule.object_pred = compile_predicate(w["object"], kb)
+        rule.candidates = candidate_classes(w["object"], kb)
+
+
+def load_rule_file(path: Path | str, kb: ObjectKB) -> List[Rule]:
+    src = str(path)
+    raw = load_yaml_with_lines(path)
+    if not isinstance(raw, dict) or not isinstance(raw.get("rules"), list):
+        raise YamlError(src, line_of(raw), "expected a mapping with a 'rules' list")
+    out: List[Rule] = []
+    for item in raw["rules"]:
+        line = line_of(item)
+        rid = item.get("id") if isinstance(item, dict) else None
+        if not isinstance(item, dict):
+            raise YamlError(src, line, "each rule must be a mapping")
+        unknown = set(item) - RULE_KEYS - {LINE_KEY}
+        if unknown:
+            raise YamlError(src, line, f"unknown rule key(s) {sorted(unknown)}; allowed: {sorted(RULE_KEYS)}", rid)
+        for req in ("id", "kind", "category", "message", "when"):
+            if req not in item:
+                raise YamlError(src, line, f"missing required key '{req}'", rid)
+        if item["kind"] not in KINDS:
+            raise YamlError(src, line, f"kind must be one of {list(KINDS)}, got {item['kind']!r}", rid)
+        if item["category"] not in CATEGORIES:
+            raise YamlError(src, line, f"unknown category slug {item['category']!r}; known: {list(CATEGORIES)}", rid)
+        rule = Rule(str(rid), item["kind"], item["category"], str(item["message"]), item["when"], src, line or 0,
+                    str(item.get("description", "")))
+        try:
+            _compile(rule, kb)
+        except ConditionError as exc:
+            raise YamlError(src, line_of(item.get("when")) or line, str(exc), rid) from None
+        out.append(rule)
+    return out
+
+
+def _entry_point_paths() -> List[Path]:
+    paths: List[Path] = []
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        target = ep.load()
+        value = target() if callable(target) else target
+        items = value if isinstance(value, (list, tuple)) else [value]
+        paths.extend(Path(p) for p in items)
+    return paths
+
+
+@dataclass
+class RuleSet:
+    rules: List[Rule]
+    kb: ObjectKB
+    files: List[str] = field(default_factory=list)
+
+    @property
+    def process(self) -> List[Rule]:
+        return [r for r in self.rules if r.kind == "process"]
+
+    @property
+    def termination(self) -> List[Rule]:
+        return [r for r in self.rules if r.kind == "termination"]
+
+    def by_id(self, rid: str) -> Rule:
+        for r in self.rules:
+            if r.id == rid:
+                return r
+        raise KeyError(rid)
+
+    def digest(self) -> str:
+        """A hash of every rule and object file's content: recorded in run logs."""
+        h = hashlib.sha256()
+        for f in sorted(set(self.files) | set(self.kb.sources)):
+            h.update(Path(f).read_bytes())
+        return h.hexdigest()[:16]
+
+
+def load_rules(
+    extra: Sequence[Path | str] = (),
+    objects: Sequence[Path | str] = (),
+    defaults: bool = True,
+    entry_points_too: bool = True,
+) -> RuleSet:
+    """Load the default rules (unless ``defaults=False``), entry-point rule files and ``extra`` files or folders."""
+    kb = build_kb(objects)
+    files: List[Path] = []
+    if defaults:
+        files += sorted(DEFAULT_RULES_DIR.glob("*.yaml"))
+    if entry_points_too:
+        files += _entry_point_paths()
+    for p in extra:
+        p = Path(p)
+        files += sorted(p.glob("*.yaml")) + sorted(p.glob("*.yml")) if p.is_dir() else [p]
+    rules: List[Rule] = []
+    seen: Dict[str, Rule] = {}
+    for f in files:
+        for r in load_rule_file(f, kb):
+            if r.id in seen:
+                prev = seen[r.id]
+                raise YamlError(r.source, r.line, f"duplicate rule id (first defined at {prev.source}:{prev.line})", r.id)
+            seen[r.id] = r
+            rules.append(r)
+    return RuleSet(rules, kb, [str(f) for f in files])

@@ -1,0 +1,65 @@
+"""YAML loading that keeps line numbers, so that errors can point at file and line (``yaml.safe_load`` rules)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Tuple
+
+import yaml
+
+from safebeal.errors import SafebealError
+
+LINE_KEY = "__line__"
+
+
+class YamlError(SafebealError):
+    def __init__(self, path: str, line: int | None, message: str, rule_id: str | None = None):
+        self.path, self.line, self.rule_id = path, line, rule_id
+        where = f"{path}:{line}" if line else str(path)
+        who = f" (rule {rule_id})" if rule_id else ""
+        super().__init__(f"{where}{who}: {message}")
+
+
+class _LineLoader(yaml.SafeLoader):
+    """A SafeLoader that records each mapping's 1-based start line under ``__line__``."""
+
+
+def _construct_mapping(loader: _LineLoader, node: yaml.MappingNode, deep: bool = False) -> dict:
+    mapping = yaml.SafeLoader.construct_mapping(loader, node, deep=True)
+    mapping[LINE_KEY] = node.start_mark.line + 1
+    return mapping
+
+
+_LineLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+
+
+def load_yaml_with_lines(path: Path | str) -> Any:
+    p = Path(path)
+    try:
+        text = p.read_text()
+    except FileNotFoundError:
+        raise YamlError(str(p), None, "file not found") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise YamlError(str(p), None, f"cannot read: {exc}") from None
+    return loads_yaml_with_lines(text, str(p))
+
+
+def loads_yaml_with_lines(text: str, source: str) -> Any:
+    try:
+        return yaml.load(text, Loader=_LineLoader)  # noqa: S506 - _LineLoader is a SafeLoader
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = mark.line + 1 if mark is not None else None
+        raise YamlError(source, line, f"malformed YAML: {getattr(exc, 'problem', exc)}") from None
+
+
+def strip_lines(obj: Any) -> Any:
+    if isinstance(obj, dict):
+        return {k: strip_lines(v) for k, v in obj.items() if k != LINE_KEY}
+    if isinstance(obj, list):
+        return [strip_lines(v) for v in obj]
+    return obj
+
+
+def line_of(obj: Any) -> int | None:
+    return obj.get(LINE_KEY) if isinstance(obj, dict) else None
