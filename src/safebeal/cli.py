@@ -141,7 +141,7 @@ def _register_commands() -> None:
         try:
             mod = importlib.import_module(name)
         except ModuleNotFoundError as exc:
-            if exc.name == name:  # that subsystem is not built yet; any other missing module is a real error
+            if exc.name and name.startswith(exc.name):  # that subsystem is not built yet; any other missing module is a real error
                 continue
             raise
         mod.register(app)
