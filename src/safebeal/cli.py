@@ -130,7 +130,8 @@ COMMAND_MODULES = (
     "safebeal.safety.commands",  # safebeal rules list|validate
     "safebeal.bench.commands",  # safebeal bench, report, rescore
     "safebeal.generation.commands",  # safebeal saferisks build, dataset list|stats|validate
-    "safebeal.align.commands",  # safebeal pairs build, train
+    "safebeal.align.commands",  # safebeal train
+    "safebeal.align.pair_commands",  # safebeal pairs build
 )
 
 

@@ -307,6 +307,16 @@ def render_plain(prompt: Prompt) -> str:
     return "\n\n".join(parts) + "\n\nAssistant:"
 
 
+def render_for_tokenizer(tokenizer: Any, prompt: Union[str, Sequence[Mapping[str, Any]]]) -> str:
+    """The prompt text a local model sees: its chat template if the tokenizer has one, else
+    :func:`render_plain`. Training (``safebeal.align``) renders prompts with this same function, so a trained
+    model sees at benchmark time exactly what it saw in training."""
+    msgs = normalize_prompt(prompt)
+    if getattr(tokenizer, "chat_template", None):
+        return tokenizer.apply_chat_template(msgs, tokenize=False, add_generation_prompt=True)
+    return render_plain(msgs)
+
+
 _TOKEN_ALIASES = ("max_tokens", "max_new_tokens")
 
 
@@ -849,9 +859,7 @@ class HFBackend(Backend):
                 "trust_remote_code": self.trust_remote_code}
 
     def render(self, prompt: Prompt) -> str:
-        if self.uses_chat_template:
-            return self.tokenizer.apply_chat_template(prompt, tokenize=False, add_generation_prompt=True)
-        return render_plain(prompt)
+        return render_for_tokenizer(self.tokenizer, prompt)
 
     def _run_batch(self, texts: List[str], max_new: int, temperature: float, top_p: float,
                    seed: int) -> List[tuple]:
