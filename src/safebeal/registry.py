@@ -80,7 +80,24 @@ class Registry(Generic[T]):
     """A named collection of factories of one kind."""
 
     kind: str
+    #: modules that register entries in this registry, imported on first lookup (so that, e.g., every built-in
+    #: dataset is known without the caller importing its module)
+    plugins: Tuple[str, ...] = ()
     _entries: Dict[str, Entry[T]] = field(default_factory=dict)
+    _loaded: bool = False
+
+    def _load_plugins(self) -> None:
+        if self._loaded:
+            return
+        self._loaded = True
+        import importlib
+
+        for mod in self.plugins:
+            try:
+                importlib.import_module(mod)
+            except ModuleNotFoundError as exc:
+                if not (exc.name and mod.startswith(exc.name)):  # TEMP while subsystems are being built
+                    raise
 
     def register(self, name: str, help: str = "") -> Callable[[Callable[..., T]], Callable[..., T]]:
         def deco(factory: Callable[..., T]) -> Callable[..., T]:
@@ -97,15 +114,18 @@ class Registry(Generic[T]):
         return deco
 
     def names(self) -> list[str]:
+        self._load_plugins()
         return sorted(self._entries)
 
     def __contains__(self, name: str) -> bool:
+        self._load_plugins()
         return name in self._entries
 
     def __iter__(self) -> Iterator[Entry[T]]:
         return iter(self._entries[n] for n in self.names())
 
     def get(self, name: str) -> Entry[T]:
+        self._load_plugins()
         try:
             return self._entries[name]
         except KeyError:

@@ -76,9 +76,13 @@ class RunDir:
         return {e.key for e in self.load()}
 
     def append(self, episodes: Iterable[Episode]) -> None:
+        self.append_lines(e.model_dump_json() for e in episodes)
+
+    def append_lines(self, lines: Iterable[str]) -> None:
+        """Append serialised episodes, one JSON object per line, flushed to disk before returning."""
         with open(self.samples, "a") as f:
-            for e in episodes:
-                f.write(e.model_dump_json() + "\n")
+            for line in lines:
+                f.write(line + "\n")
             f.flush()
             os.fsync(f.fileno())
 

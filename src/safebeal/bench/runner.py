@@ -1,8 +1,18 @@
-"""The benchmark runner: planners x dataset -> run directory (config.json, samples.jsonl, summary.json, report)."""
+"""The benchmark runner: planners x dataset -> run directory (config.json, samples.jsonl, summary.json, report).
+
+    cfg = RunConfig(planners=["replay:gpt-4o"], dataset="virtualhome", out="runs/gpt4o")
+    summary = run_bench(cfg)          # {planner label: metrics}
+
+Planners produce raw text in the main process (backends batch, retry and record failures there); evaluation
+(parse, resolve, simulate, detect, goal check) runs in worker processes, one task's outputs of every planner per
+job, so each scene is loaded once per worker and identical outputs on the same task are evaluated once.
+Episodes are appended to ``samples.jsonl`` as they finish; ``resume=True`` skips the (planner, task) pairs
+already there, so a killed run loses nothing and duplicates nothing.
+"""
 
 from __future__ import annotations
 
-import hashlib
+import json
 import time
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field
@@ -11,11 +21,12 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from safebeal.bench.evaluate import detector_for, evaluate_output
 from safebeal.bench.records import Episode
-from safebeal.bench.rundir import RunDir, package_versions
+from safebeal.bench.rundir import RunDir, RunDirError, package_versions
 from safebeal.datasets.base import DATASETS, Task
 from safebeal.errors import SafebealError
 
 DEFAULT_PLANNERS = "replay:*"
+Progress = Callable[[int, int], None]
 
 
 @dataclass
@@ -23,6 +34,7 @@ class RunConfig:
     planners: List[str] = field(default_factory=lambda: [DEFAULT_PLANNERS])
     dataset: str = "virtualhome"
     out: str = "runs/latest"
+    backend: Optional[str] = None  # default backend for generating planners that name none
     workers: int = 2
     resume: bool = False
     overwrite: bool = False
@@ -34,6 +46,7 @@ class RunConfig:
 
 
 def expand_planners(specs: Sequence[str]) -> List[str]:
+    """``replay:*`` (or ``replay:all``) stands for the 15 recorded models."""
     from safebeal.planners.planners import recorded_models
 
     out: List[str] = []
@@ -43,6 +56,25 @@ def expand_planners(specs: Sequence[str]) -> List[str]:
         else:
             out.append(s)
     return out
+
+
+def build_planners(specs: Sequence[str], backend: Optional[str] = None) -> list:
+    from safebeal.planners.planners import PLANNERS, GeneratingPlanner
+    from safebeal.registry import parse_spec
+
+    planners = []
+    for s in expand_planners(specs):
+        name, kwargs = parse_spec(s)
+        entry = PLANNERS.get(name)
+        overrides = {}
+        if backend and "backend" not in kwargs and isinstance(entry.factory, type) and issubclass(entry.factory, GeneratingPlanner):
+            overrides["backend"] = backend
+        planners.append(PLANNERS.create(s, **overrides))
+    labels = [p.spec for p in planners]
+    dupes = sorted({l for l in labels if labels.count(l) > 1})
+    if dupes:
+        raise SafebealError(f"two planners have the same name: {dupes}")
+    return planners
 
 
 # -- worker side ---------------------------------------------------------------------------------------------
@@ -57,27 +89,40 @@ def _init_worker(dataset: str, det_args: Tuple) -> None:
 
 
 def _eval_group(job: Tuple[str, List[Tuple[str, Optional[str], Optional[str]]]]) -> List[str]:
+    """Evaluate every planner's output on one task. Identical outputs are evaluated once."""
     task_id, outputs = job
     task = _TASKS[task_id]
     det = detector_for(*_DET_ARGS)
-    return [evaluate_output(task, planner, text, err, det).model_dump_json() for planner, text, err in outputs]
+    memo: Dict[Tuple[Optional[str], Optional[str]], Episode] = {}
+    out = []
+    for planner, text, err in outputs:
+        ep = memo.get((text, err))
+        if ep is None:
+            ep = memo[(text, err)] = evaluate_output(task, planner, text, err, det)
+        else:
+            ep = ep.model_copy(update={"planner": planner})
+        out.append(ep.model_dump_json())
+    return out
 
 
-def run_bench(cfg: RunConfig, progress: Optional[Callable[[int, int], None]] = None) -> Dict[str, Any]:
-    from safebeal.bench.metrics import summarize
-    from safebeal.planners.planners import PLANNERS
+# -- main side -----------------------------------------------------------------------------------------------
+def _dataset_spec(cfg: RunConfig) -> str:
+    return cfg.dataset
 
+
+def run_bench(cfg: RunConfig, progress: Optional[Progress] = None, planners: Optional[list] = None) -> Dict[str, Any]:
+    """Run ``cfg``; returns the summary (planner label -> metrics) and writes the run directory."""
     t0 = time.perf_counter()
-    ds = DATASETS.create(cfg.dataset)
+    ds = DATASETS.create(_dataset_spec(cfg))
     tasks = ds.tasks()
     if cfg.limit:
         tasks = tasks[: cfg.limit]
+    if not tasks:
+        raise SafebealError(f"dataset {cfg.dataset!r} has no tasks")
     det = detector_for(tuple(cfg.rules), tuple(cfg.objects), cfg.strict)  # fails early on bad rules
-    specs = expand_planners(cfg.planners)
-    planners = [PLANNERS.create(s) for s in specs]
+    if planners is None:
+        planners = build_planners(cfg.planners, cfg.backend)
     labels = [p.spec for p in planners]
-    if len(set(labels)) != len(labels):
-        raise SafebealError(f"two planners have the same name: {labels}")
     run = RunDir(cfg.out)
     config = {
         "dataset": cfg.dataset,
@@ -88,7 +133,9 @@ def run_bench(cfg: RunConfig, progress: Optional[Callable[[int, int], None]] = N
         "rule_files": det.rules.files,
         "object_files": det.rules.kb.sources,
         "strict": cfg.strict,
+        "limit": cfg.limit,
         "n_tasks": len(tasks),
+        "run_config": {k: v for k, v in asdict(cfg).items() if k not in ("resume", "overwrite")},
         "versions": package_versions(),
     }
     run.prepare(config, resume=cfg.resume, overwrite=cfg.overwrite)
@@ -98,8 +145,10 @@ def run_bench(cfg: RunConfig, progress: Optional[Callable[[int, int], None]] = N
     if progress:
         progress(n_done, total)
     det_args = (tuple(cfg.rules), tuple(cfg.objects), cfg.strict)
-    pool = ProcessPoolExecutor(max_workers=cfg.workers, initializer=_init_worker, initargs=(cfg.dataset, det_args)) if cfg.workers > 1 else None
-    if pool is None:
+    pool = None
+    if cfg.workers > 1:
+        pool = ProcessPoolExecutor(max_workers=cfg.workers, initializer=_init_worker, initargs=(cfg.dataset, det_args))
+    else:
         _init_worker(cfg.dataset, det_args)
     try:
         for start in range(0, len(tasks), cfg.chunk):
@@ -114,28 +163,65 @@ def run_bench(cfg: RunConfig, progress: Optional[Callable[[int, int], None]] = N
             jobs = [(tid, outs) for tid, outs in by_task.items() if outs]
             results = pool.map(_eval_group, jobs) if pool else map(_eval_group, jobs)
             for lines in results:
-                run.append(Episode.model_validate_json(l) for l in lines)
+                run.append_lines(lines)
                 n_done += len(lines)
                 if progress:
                     progress(n_done, total)
     finally:
         if pool:
-            pool.shutdown()
-    episodes = run.load()
-    summary = summarize_run(episodes, labels)
-    summary_meta = {"dataset": cfg.dataset, "n_tasks": len(tasks), "seconds": round(time.perf_counter() - t0, 2)}
-    run.write_json("summary.json", summary)
+            pool.shutdown(cancel_futures=True)
+    return finish_run(run, labels, config, {"n_tasks": len(tasks), "seconds": round(time.perf_counter() - t0, 2)})
+
+
+def finish_run(run: RunDir, labels: Sequence[str], config: Dict[str, Any], meta: Dict[str, Any]) -> Dict[str, Any]:
+    """Summarise ``samples.jsonl`` into summary.json and report.html."""
     from safebeal.bench.report import write_report
 
-    write_report(run.path, summary, config, summary_meta)
+    episodes = run.load()
+    summary = summarize_run(episodes, labels)
+    run.write_json("summary.json", summary)
+    write_report(run.path, summary, config, {"dataset": config.get("dataset"), **meta})
     return summary
 
 
 def summarize_run(episodes: Sequence[Episode], labels: Sequence[str]) -> Dict[str, Any]:
     from safebeal.bench.metrics import summarize
 
-    out: Dict[str, Any] = {}
-    for label in labels:
-        eps = [e for e in episodes if e.planner == label]
-        out[label] = summarize([e.model_dump() for e in eps])
-    return out
+    by_label: Dict[str, List[dict]] = {l: [] for l in labels}
+    for e in episodes:
+        if e.planner in by_label:
+            by_label[e.planner].append(e.model_dump())
+    return {label: summarize(eps) for label, eps in by_label.items()}
+
+
+def read_config(run_dir: Path | str) -> Dict[str, Any]:
+    p = Path(run_dir) / "config.json"
+    try:
+        return json.loads(p.read_text())
+    except FileNotFoundError:
+        raise RunDirError(f"{p}: not a run directory (no config.json)") from None
+    except json.JSONDecodeError as exc:
+        raise RunDirError(f"{p}:{exc.lineno}: corrupt config.json: {exc.msg}") from None
+
+
+def report_run(run_dir: Path | str) -> Dict[str, Any]:
+    """Re-summarise an existing run directory (e.g. after an interrupted run) and rewrite its report."""
+    run = RunDir(run_dir)
+    config = read_config(run_dir)
+    return finish_run(run, config.get("planners", []), config, {"n_tasks": config.get("n_tasks")})
+
+
+def rescore(run_dir: Path | str, out: Path | str, rules: Sequence[str] = (), objects: Sequence[str] = (),
+            strict: bool = False, workers: int = 2, overwrite: bool = False,
+            progress: Optional[Progress] = None) -> Dict[str, Any]:
+    """Re-score a run's recorded raw outputs with other rules (or attribution) without calling any planner."""
+    from safebeal.planners.planners import RecordedRunPlanner
+
+    src = RunDir(run_dir)
+    config = read_config(run_dir)
+    episodes = src.load()
+    planners = [RecordedRunPlanner(label, episodes) for label in config.get("planners", [])]
+    cfg = RunConfig(planners=[p.spec for p in planners], dataset=config["dataset"], out=str(out), workers=workers,
+                    overwrite=overwrite, strict=strict, rules=list(rules), objects=list(objects),
+                    limit=config.get("limit", 0) or 0)
+    return run_bench(cfg, progress=progress, planners=planners)

@@ -44,4 +44,10 @@ class Dataset:
         return {"name": self.name}
 
 
-DATASETS: Registry[Dataset] = Registry("dataset")
+#: built-in dataset modules, imported on first lookup
+DATASET_MODULES = (
+    "safebeal.datasets.virtualhome",  # virtualhome, activity-test, activity-train
+    "safebeal.datasets.worldmodel",  # worldmodel
+    "safebeal.datasets.saferisks",  # saferisks, saferisks-train, saferisks-test
+)
+DATASETS: Registry[Dataset] = Registry("dataset", plugins=DATASET_MODULES)

@@ -121,6 +121,27 @@ class ReplayPlanner(Planner):
         return out
 
 
+class RecordedRunPlanner(Planner):
+    """The raw outputs of one planner in an earlier run directory (``safebeal rescore``), under the same label."""
+
+    name = "recorded-run"
+
+    def __init__(self, label: str, episodes: Sequence[Any]):
+        super().__init__()
+        self.spec = label
+        self.outputs = {e.task_id: (e.raw_output, e.generation_error) for e in episodes if e.planner == label}
+
+    def config(self) -> Dict[str, Any]:
+        return {"name": self.name, "label": self.spec, "n": len(self.outputs)}
+
+    def plan(self, tasks: Sequence[Task]) -> List[PlanOutput]:
+        out = []
+        for t in tasks:
+            text, err = self.outputs.get(t.id, (None, f"no recorded output for task {t.id}"))
+            out.append(PlanOutput(t.id, text, err))
+        return out
+
+
 # -- generating planners -----------------------------------------------------------------------------------
 @lru_cache(maxsize=4)
 def _train_examples(dataset: str = "activity-train") -> List[Task]:

@@ -1,0 +1,167 @@
+"""``safebeal bench``, ``safebeal report`` and ``safebeal rescore``."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any, Dict, List, Optional
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from safebeal.errors import SafebealError
+
+console = Console()
+err_console = Console(stderr=True)
+
+RATE_COLUMNS = (("executable_rate", "Exec"), ("success_rate", "SuccR"), ("safe_rate", "SafeR"),
+                ("safe_rate_at_success", "SafeR@S"))
+
+
+def _fail(exc: Exception) -> None:
+    err_console.print(f"[bold red]error:[/] {exc}", highlight=False)
+    raise typer.Exit(2)
+
+
+def _value(m: Dict[str, Any], key: str) -> Optional[float]:
+    v = m.get(key)
+    if isinstance(v, dict):
+        v = v.get("value")
+    return v
+
+
+def _fmt(v: Optional[float]) -> str:
+    return "n/a" if v is None else f"{100 * v:.1f}"
+
+
+def leaderboard_table(summary: Dict[str, Any], title: str = "") -> Table:
+    from safebeal.bench.report import top_category
+
+    t = Table(title=title or None)
+    t.add_column("planner", no_wrap=True)
+    t.add_column("n", justify="right")
+    for _, name in RATE_COLUMNS:
+        t.add_column(name + " %", justify="right")
+    t.add_column("Rouge-L", justify="right")
+    t.add_column("top violated category")
+    order = sorted(summary, key=lambda k: (-(_value(summary[k], "safe_rate") or 0), k))
+    for label in order:
+        m = summary[label]
+        rl = m.get("rouge_l")
+        rl = rl.get("mean") if isinstance(rl, dict) else rl
+        t.add_row(label.replace("replay:", ""), str(m.get("n", 0)), *[_fmt(_value(m, k)) for k, _ in RATE_COLUMNS],
+                  "n/a" if rl is None else f"{rl:.3f}", top_category(m))
+    return t
+
+
+def _progress_bar(total_hint: str):
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+    bar = Progress(TextColumn(total_hint), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), TimeRemainingColumn(),
+                   console=err_console, transient=True)
+    state: Dict[str, Any] = {"task": None}
+
+    def update(done: int, total: int) -> None:
+        if state["task"] is None:
+            state["task"] = bar.add_task(total_hint, total=total)
+        bar.update(state["task"], completed=done, total=total)
+
+    return bar, update
+
+
+def _default_out(dataset: str) -> str:
+    safe = "".join(c if c.isalnum() or c in "-_" else "-" for c in dataset.split(":")[0])
+    return str(Path("runs") / f"{safe}-{time.strftime('%Y%m%d-%H%M%S')}")
+
+
+def bench(
+    planner: List[str] = typer.Option(
+        [], "--planner", "-p",
+        help="Planner spec, repeatable: replay:<model> | replay:* | replay:path=out.jsonl | few-shot | llm-planner | "
+             "zero-shot, with args after ':' (llm-planner:backend=openai:model=gpt-4o,safety_prompt=true). "
+             "Default: replay:* (the 15 recorded LLMs)."),
+    dataset: str = typer.Option("virtualhome", "--dataset", "-d",
+                                help="Dataset spec: virtualhome | activity-test | saferisks | saferisks-test | worldmodel:path=FILE ..."),
+    backend: Optional[str] = typer.Option(None, "--backend", "-b",
+                                          help="Backend for generating planners that name none: mock | openai:model=... | hf:model=DIR | vllm:model=..."),
+    out: Optional[str] = typer.Option(None, "--out", "-o", help="Run directory. Default: runs/<dataset>-<time>."),
+    workers: int = typer.Option(2, "--workers", "-w", min=1, help="Evaluation worker processes."),
+    resume: bool = typer.Option(False, "--resume", help="Continue a killed run in --out: done samples are kept, none is repeated."),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Start --out again from scratch."),
+    strict: bool = typer.Option(False, "--strict", help="Count every hazard present at the end, not only those the plan caused or touched."),
+    rules: List[str] = typer.Option([], "--rules", help="Extra rule YAML file or folder (repeatable)."),
+    objects: List[str] = typer.Option([], "--objects", help="Extra object-hazard YAML file (repeatable)."),
+    limit: int = typer.Option(0, "--limit", min=0, help="Only the first N tasks (0 = all)."),
+    json_out: bool = typer.Option(False, "--json", help="Print summary.json instead of the table."),
+) -> None:
+    """Benchmark planners on a dataset: executable, SuccR, SafeR, SafeR@S, Rouge-L, violations. Writes a run
+    directory (config.json, samples.jsonl, summary.json, report.html). With no arguments: the offline leaderboard of
+    the 15 recorded LLMs on the 342 VirtualHome tasks."""
+    from safebeal.bench.runner import RunConfig, run_bench
+
+    cfg = RunConfig(planners=list(planner) or ["replay:*"], dataset=dataset, out=out or _default_out(dataset),
+                    backend=backend, workers=workers, resume=resume, overwrite=overwrite, strict=strict,
+                    rules=list(rules), objects=list(objects), limit=limit)
+    bar, update = _progress_bar("evaluating")
+    t0 = time.perf_counter()
+    try:
+        with bar:
+            summary = run_bench(cfg, progress=update)
+    except SafebealError as exc:
+        _fail(exc)
+    except KeyboardInterrupt:
+        err_console.print(f"interrupted: samples so far are in {cfg.out}/samples.jsonl; continue with --resume --out {cfg.out}")
+        raise typer.Exit(130)
+    _print_summary(summary, cfg.out, json_out, f"{cfg.dataset}: {time.perf_counter() - t0:.1f} s")
+
+
+def _print_summary(summary: Dict[str, Any], out: str, json_out: bool, title: str) -> None:
+    if json_out:
+        print(json.dumps(summary, indent=1))
+        return
+    console.print(leaderboard_table(summary, title))
+    console.print(f"run directory: [bold]{out}[/] (summary.json, samples.jsonl, report.html)", highlight=False)
+
+
+def report(
+    run_dir: str = typer.Argument(..., help="A run directory written by `safebeal bench`."),
+    json_out: bool = typer.Option(False, "--json", help="Print summary.json instead of the table."),
+) -> None:
+    """Re-summarise a run directory from its samples.jsonl and rewrite summary.json and report.html."""
+    from safebeal.bench.runner import report_run
+
+    try:
+        summary = report_run(run_dir)
+    except SafebealError as exc:
+        _fail(exc)
+    _print_summary(summary, run_dir, json_out, run_dir)
+
+
+def rescore(
+    run_dir: str = typer.Argument(..., help="A run directory written by `safebeal bench`."),
+    out: str = typer.Option(..., "--out", "-o", help="Where to write the re-scored run."),
+    rules: List[str] = typer.Option([], "--rules", help="Extra rule YAML file or folder (repeatable)."),
+    objects: List[str] = typer.Option([], "--objects", help="Extra object-hazard YAML file (repeatable)."),
+    strict: bool = typer.Option(False, "--strict", help="Strict attribution."),
+    workers: int = typer.Option(2, "--workers", "-w", min=1),
+    overwrite: bool = typer.Option(False, "--overwrite"),
+    json_out: bool = typer.Option(False, "--json"),
+) -> None:
+    """Re-score a run's recorded outputs with other rules or attribution, without calling any planner."""
+    from safebeal.bench.runner import rescore as _rescore
+
+    if Path(out).resolve() == Path(run_dir).resolve():
+        _fail(SafebealError("--out must differ from the run being re-scored"))
+    try:
+        summary = _rescore(run_dir, out, rules, objects, strict, workers, overwrite)
+    except SafebealError as exc:
+        _fail(exc)
+    _print_summary(summary, out, json_out, f"re-scored {run_dir}")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("bench")(bench)
+    app.command("report")(report)
+    app.command("rescore")(rescore)

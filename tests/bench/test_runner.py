@@ -1,0 +1,169 @@
+"""The benchmark runner end to end with scripted planners: run directory contents, hand-counted metrics, failures
+recorded (never dropped), resume after a kill, re-scoring, worker-count independence, the CLI contract."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from safebeal.bench.rundir import RunDir, RunDirError
+from safebeal.bench.runner import RunConfig, build_planners, rescore, run_bench
+from safebeal.cli import app
+from safebeal.datasets.base import DATASETS
+from safebeal.planners.backends import MockBackend, MockFailure
+
+N_TASKS = 6
+
+
+@pytest.fixture(scope="module")
+def tasks():
+    return DATASETS.create("activity-test").tasks()[:N_TASKS]
+
+
+def _scripted(tasks):
+    """Task i gets: its ground truth (0, 1, 2), garbage (3), a truncated ground truth (4), a generation failure (5)."""
+    by_key = {}
+    for i, t in enumerate(tasks):
+        key = f"Task: {t.instruction}\n{t.description}"
+        if i < 3:
+            by_key[key] = t.reference
+        elif i == 3:
+            by_key[key] = "I am sorry, I cannot help with that."
+        elif i == 4:
+            by_key[key] = "\n".join(t.reference.splitlines()[:1])
+        else:
+            by_key[key] = MockFailure("timeout")
+
+    def respond(prompt):
+        text = prompt[-1]["content"]
+        for key, out in by_key.items():
+            if key in text:
+                return out
+        raise AssertionError("prompt of an unknown task")
+
+    return respond
+
+
+def _planners(tasks):
+    from safebeal.planners.planners import ZeroShotPlanner
+
+    return [ZeroShotPlanner(backend=MockBackend(responses=_scripted(tasks)))]
+
+
+def _cfg(tmp_path, name="run", **kw):
+    base = dict(planners=["zero-shot"], dataset="activity-test", out=str(tmp_path / name), workers=1, limit=N_TASKS, chunk=2)
+    base.update(kw)
+    return RunConfig(**base)
+
+
+def test_run_directory_and_hand_counted_metrics(tmp_path, tasks):
+    summary = run_bench(_cfg(tmp_path), planners=_planners(tasks))
+    run = tmp_path / "run"
+    for f in ("config.json", "samples.jsonl", "summary.json", "report.html", "leaderboard.png"):
+        assert (run / f).exists(), f
+    eps = RunDir(run).load()
+    assert len(eps) == N_TASKS  # the failed generation is recorded, not dropped
+    by_task = {e.task_id: e for e in eps}
+    failed = by_task[tasks[5].id]
+    assert failed.raw_output is None and "timeout" in failed.generation_error.lower()
+    assert by_task[tasks[3].id].parse_error is not None
+    m = summary["zero-shot:backend=mock"]
+    assert m["n"] == N_TASKS
+    # ground truth of 3 tasks is executable and reaches the goal; the one-line truncation is executable too
+    exec_n = sum(e.executable for e in eps)
+    assert exec_n == 4
+    assert m["executable_rate"] == pytest.approx(exec_n / N_TASKS)
+    succ = [e.task_id for e in eps if e.success]
+    assert set(succ) == {t.id for t in tasks[:3]}
+    assert m["success_rate"] == pytest.approx(3 / N_TASKS)
+    safe_n = sum(e.safe for e in eps)
+    assert m["safe_rate"] == pytest.approx(safe_n / N_TASKS)
+    cfg = json.loads((run / "config.json").read_text())
+    assert cfg["planners"] == ["zero-shot:backend=mock"] and cfg["dataset"] == "activity-test"
+    assert len(cfg["rules_digest"]) == 16 and "versions" in cfg
+
+
+class _Kill(Exception):
+    pass
+
+
+def test_resume_after_kill_loses_and_duplicates_nothing(tmp_path, tasks):
+    calls = {"n": 0}
+
+    def kill_after_first_chunk(done, total):
+        calls["n"] += 1
+        if done >= 2:
+            raise _Kill()
+
+    with pytest.raises(_Kill):
+        run_bench(_cfg(tmp_path), planners=_planners(tasks), progress=kill_after_first_chunk)
+    partial = RunDir(tmp_path / "run").load()
+    assert 0 < len(partial) < N_TASKS
+    # a half-written last line (the process died mid-write) is cut off and re-done
+    with open(tmp_path / "run" / "samples.jsonl", "a") as f:
+        f.write('{"planner": "zero-shot:backend=mock", "dataset": "activ')
+    with pytest.raises(RunDirError, match="already holds samples"):
+        run_bench(_cfg(tmp_path), planners=_planners(tasks))
+    resumed = run_bench(_cfg(tmp_path, resume=True), planners=_planners(tasks))
+    eps = RunDir(tmp_path / "run").load()
+    keys = [e.key for e in eps]
+    assert len(keys) == len(set(keys)) == N_TASKS
+    fresh = run_bench(_cfg(tmp_path, name="fresh"), planners=_planners(tasks))
+    assert resumed == fresh
+
+
+def test_corrupted_middle_line_is_reported_with_its_number(tmp_path, tasks):
+    run_bench(_cfg(tmp_path), planners=_planners(tasks))
+    p = tmp_path / "run" / "samples.jsonl"
+    lines = p.read_text().splitlines()
+    lines[2] = "{not json"
+    p.write_text("\n".join(lines) + "\n")
+    with pytest.raises(RunDirError, match=r"samples.jsonl:3: corrupted record"):
+        run_bench(_cfg(tmp_path, resume=True), planners=_planners(tasks))
+
+
+def test_workers_do_not_change_results_and_rescore(tmp_path):
+    one = run_bench(RunConfig(planners=["replay:gpt-4o", "replay:llama-3-8b"], dataset="virtualhome", out=str(tmp_path / "a"),
+                              workers=1, limit=12))
+    two = run_bench(RunConfig(planners=["replay:gpt-4o", "replay:llama-3-8b"], dataset="virtualhome", out=str(tmp_path / "b"),
+                              workers=2, limit=12, chunk=5))
+    assert one == two
+    strict = rescore(tmp_path / "a", tmp_path / "strict", strict=True, workers=1)
+    same = rescore(tmp_path / "a", tmp_path / "same", workers=1)
+    assert same == one
+    for label in one:
+        assert strict[label]["safe_rate"] <= one[label]["safe_rate"]
+        assert sum(strict[label]["violations_by_kind"].values()) >= sum(one[label]["violations_by_kind"].values())
+
+
+def test_backend_option_applies_to_generating_planners_only():
+    ps = build_planners(["replay:gpt-4o", "few-shot"], backend="mock")
+    assert ps[0].spec.startswith("replay:gpt-4o") and ps[1].spec == "few-shot:backend=mock"
+    with pytest.raises(Exception, match="same name"):
+        build_planners(["replay:gpt-4o", "replay:gpt-4o-2024-05-13"])
+
+
+def test_cli_contract_summary_json(tmp_path):
+    out = tmp_path / "cli"
+    r = CliRunner().invoke(app, ["bench", "--planner", "replay:gpt-4o", "--planner", "replay:claude-3-haiku",
+                                 "--dataset", "virtualhome", "--out", str(out), "--limit", "8", "--workers", "1"])
+    assert r.exit_code == 0, r.output
+    summary = json.loads((out / "summary.json").read_text())
+    assert len(summary) == 2
+    for label, m in summary.items():
+        for key in ("n", "executable_rate", "success_rate", "safe_rate", "safe_rate_at_success",
+                    "violations_by_category", "violations_by_kind"):
+            assert key in m, (label, key)
+        assert m["n"] == 8
+        for key in ("executable_rate", "success_rate", "safe_rate"):
+            assert 0.0 <= m[key] <= 1.0
+    # a second run into the same directory must not silently mix runs
+    r = CliRunner().invoke(app, ["bench", "--planner", "replay:gpt-4o", "--out", str(out), "--limit", "8"])
+    assert r.exit_code == 2 and "--resume" in r.output
+    r = CliRunner().invoke(app, ["report", str(out), "--json"])
+    assert r.exit_code == 0 and json.loads(r.output) == summary
+    r = CliRunner().invoke(app, ["bench", "--planner", "nonsense", "--out", str(tmp_path / "x")])
+    assert r.exit_code == 2 and "unknown planner" in r.output
