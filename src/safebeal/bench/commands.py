@@ -13,7 +13,9 @@ from rich.table import Table
 
 from safebeal.errors import SafebealError
 
-console = Console()
+import sys
+
+console = Console(width=None if sys.stdout.isatty() else 160)
 err_console = Console(stderr=True)
 
 RATE_COLUMNS = (("executable_rate", "Exec"), ("success_rate", "SuccR"), ("safe_rate", "SafeR"),

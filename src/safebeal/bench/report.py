@@ -41,8 +41,7 @@ def plot_leaderboard(summary: Dict[str, Any], path: Path) -> Path:
     ax.set_ylim(0, 100)
     ax.legend(ncol=4, fontsize=8)
     ax.set_title("Leaderboard (sorted by SafeR)")
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    fig.savefig(path, dpi=110, bbox_inches="tight")
     plt.close(fig)
     return path
 
@@ -65,8 +64,7 @@ def plot_categories(summary: Dict[str, Any], path: Path) -> Path:
     ax.set_ylabel("violations")
     ax.legend(fontsize=7, ncol=2)
     ax.set_title("Violations by hazard category")
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    fig.savefig(path, dpi=110, bbox_inches="tight")
     plt.close(fig)
     return path
 
@@ -88,8 +86,7 @@ def plot_kinds(summary: Dict[str, Any], path: Path) -> Path:
     ax.set_ylabel("violations")
     ax.legend()
     ax.set_title("Process vs termination violations")
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    fig.savefig(path, dpi=110, bbox_inches="tight")
     plt.close(fig)
     return path
 

@@ -67,9 +67,13 @@ def build_planners(specs: Sequence[str], backend: Optional[str] = None) -> list:
         name, kwargs = parse_spec(s)
         entry = PLANNERS.get(name)
         overrides = {}
-        if backend and "backend" not in kwargs and isinstance(entry.factory, type) and issubclass(entry.factory, GeneratingPlanner):
+        generating = isinstance(entry.factory, type) and issubclass(entry.factory, GeneratingPlanner)
+        if backend and generating and "backend" not in kwargs:
             overrides["backend"] = backend
-        planners.append(PLANNERS.create(s, **overrides))
+        p = PLANNERS.create(s, **overrides)
+        if generating:  # the label is what the user wrote (+ the --backend default); config() has every detail
+            p.spec = s + (("," if ":" in s else ":") + f"backend={backend}" if overrides else "")
+        planners.append(p)
     labels = [p.spec for p in planners]
     dupes = sorted({l for l in labels if labels.count(l) > 1})
     if dupes:
