@@ -92,8 +92,10 @@ def plot_kinds(summary: Dict[str, Any], path: Path) -> Path:
 
 
 def _pct(m: Dict[str, Any], key: str) -> str:
-    v = m.get(key)
-    if not isinstance(v, dict) or v.get("value") is None:
+    v = (m.get("intervals") or {}).get(key, m.get(key))
+    if not isinstance(v, dict):
+        v = {"value": v}
+    if v.get("value") is None:
         return "n/a"
     lo, hi = v.get("low"), v.get("high")
     ci = f" <small>[{100 * lo:.1f}, {100 * hi:.1f}]</small>" if lo is not None and hi is not None else ""

@@ -1,0 +1,95 @@
+"""WorldModel plan data (Xiang et al., 2023, "Language Models Meet World Models"): JSON lines of
+``{"input": "<few-shot prompt ending in 'A:'>", "ref": "<plan as sentences>"}``.
+
+``worldmodel:path=FILE_OR_FOLDER`` (or ``worldmodel:FILE_OR_FOLDER``) reads one JSON-lines file, or every
+``*.json`` / ``*.jsonl`` file directly inside a folder (sorted by name; sub-folders are not read). Each line is
+one task: ``Task.prompt`` is ``input`` (sent to the model as it is), ``Task.reference`` is ``ref``; there is no
+scene, so episodes are scored by Rouge-L only (the first non-blank line of the output against ``ref``, as the
+upstream evaluation does). Task ids are ``<file stem>:<line number>``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any, Dict, List, Optional
+
+from safebeal.datasets.base import DATASETS, Dataset, Task
+from safebeal.errors import SafebealError
+
+
+class WorldModelError(SafebealError):
+    pass
+
+
+_QUESTION = re.compile(r"(?:^|\n)Q:\s*(.*?)\s*(?:\nA:|$)", re.S)
+
+
+def _question(prompt: str) -> tuple:
+    """(instruction, description) from the last ``Q:`` of a prompt: the question, then the rest of it."""
+    qs = _QUESTION.findall(prompt)
+    q = qs[-1].strip() if qs else prompt.strip().splitlines()[-1] if prompt.strip() else ""
+    head, mark, tail = q.partition("?")
+    return (head + mark).strip(), tail.strip()
+
+
+def files_of(path: Path) -> List[Path]:
+    if path.is_dir():
+        files = sorted(p for p in path.iterdir() if p.is_file() and p.suffix in (".json", ".jsonl"))
+        if not files:
+            raise WorldModelError(f"{path}: no *.json or *.jsonl file in this folder")
+        return files
+    if path.is_file():
+        return [path]
+    raise WorldModelError(f"{path}: no such file or folder")
+
+
+def read_file(path: Path, dataset: str = "worldmodel") -> List[Task]:
+    tasks: List[Task] = []
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise WorldModelError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    for n, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise WorldModelError(f"{path}:{n}: not a JSON object ({exc.msg} at column {exc.colno})") from None
+        if not isinstance(rec, dict):
+            raise WorldModelError(f"{path}:{n}: expected a JSON object with 'input' and 'ref', got {type(rec).__name__}")
+        missing = [k for k in ("input", "ref") if k not in rec]
+        if missing:
+            raise WorldModelError(f"{path}:{n}: missing key(s) {', '.join(repr(k) for k in missing)}")
+        for k in ("input", "ref"):
+            if not isinstance(rec[k], str):
+                raise WorldModelError(f"{path}:{n}: {k!r} must be a string, got {type(rec[k]).__name__}")
+        instruction, description = _question(rec["input"])
+        tasks.append(Task(
+            id=f"{path.stem}:{n}", dataset=dataset, instruction=instruction, description=description, scene=None,
+            goal=None, reference=rec["ref"], prompt=rec["input"], meta={"file": str(path), "line": n},
+        ))
+    return tasks
+
+
+@DATASETS.register("worldmodel", help="WorldModel JSON lines {input, ref} (file or folder): Rouge-L only")
+class WorldModelDataset(Dataset):
+    name = "worldmodel"
+
+    def __init__(self, arg: Optional[str] = None, path: Optional[str] = None, limit: int = 0):
+        p = path or arg
+        if not p:
+            raise WorldModelError("dataset worldmodel needs a file or folder: worldmodel:path=DATA.jsonl")
+        self.path = Path(str(p)).expanduser()
+        self.limit = int(limit)
+
+    def tasks(self) -> List[Task]:
+        out: List[Task] = []
+        for f in files_of(self.path):
+            out += read_file(f, self.name)
+        return out[: self.limit] if self.limit else out
+
+    def config(self) -> Dict[str, Any]:
+        return {"name": self.name, "path": str(self.path), "limit": self.limit}

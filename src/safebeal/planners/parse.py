@@ -1,0 +1,582 @@
+"""Post-processing: free-form planner output -> plan steps -> steps with scene ids.
+
+Two stages, both pure (no simulator):
+
+- :func:`parse_plan` reads the text and returns a :class:`ParseResult` (``steps``, ``format``, ``error``).
+  Accepted forms:
+
+  * VirtualHome script lines, ``[WALK] <kitchen> (11)``; ids are optional (``[WALK] <kitchen>``) and may be
+    written ``(1.11)`` as in the dataset files; a trailing ``# comment`` or ``// comment`` is allowed;
+  * the same lines in numbered or bulleted lists (``1. [WALK] ...``, ``2) ...``, ``Step 3: ...``, ``- ...``),
+    inside code fences, with chatter before, after or between the action lines;
+  * the JSON-dict format of the 15 recorded LLMs, ``{"WALK": ["kitchen"], "GRAB": ["cup"], ...}``, keeping
+    the ORDER and the DUPLICATE keys (decoded with an ``object_pairs_hook``: plain ``json.loads`` keeps only the
+    last of repeated keys), also Python-style single quotes, trailing commas, prose or fences around it, a list
+    of such dicts, ``{"ACTION": [[args], [args]]}`` (one step per inner list), ``[["WALK", "kitchen"], ...]``,
+    ``["[WALK] <kitchen> (11)", ...]`` and one wrapping level such as ``{"plan": {...}}``.
+
+  Vocabulary and argument counts are checked here (:data:`safebeal.scene.actions.ACTION_ARITY`).
+
+- :func:`resolve` maps object names to scene ids with the task's object list and the simulator's name
+  equivalences (stove/oven, fridge/freezer, tv/television, ...), comparing names without case, spaces,
+  hyphens or underscores. An id written in the text wins when it exists.
+
+Errors are typed (:class:`ParseError`, :class:`EmptyPlan`, :class:`PlanTooLarge`, :class:`UnknownAction`,
+:class:`ArgumentCount`, :class:`HallucinatedObject`) and RETURNED, never raised: any string, however broken or
+large, gives a result. Outputs over :data:`MAX_CHARS` characters or with more than :data:`MAX_STEPS` steps are
+refused with :class:`PlanTooLarge`. ``step`` numbers are 0-based (as in :class:`safebeal.scene.StepError`),
+``line`` numbers are 1-based lines of the output text.
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any, Container, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
+
+from safebeal.errors import SafebealError
+from safebeal.scene.actions import ACTION_ARITY
+
+MAX_CHARS = 1_000_000  #: longest output parsed (characters); longer ones give PlanTooLarge
+MAX_STEPS = 500  #: most steps in a plan; more give PlanTooLarge (the steps up to the cap are kept)
+MAX_JSON_DEPTH = 16  #: deepest JSON nesting walked
+_MAX_JSON_STARTS = 20  #: at most this many JSON values are tried as the plan
+_CLIP = 200
+
+
+# -- errors ----------------------------------------------------------------------------------------------
+class PlanError(SafebealError):
+    """Why an output is not a usable plan. ``line``: 1-based line of the output (None if unknown);
+    ``step``: 0-based step index (None if not tied to a step); ``text``: the offending text (clipped)."""
+
+    kind = "plan_error"
+
+    def __init__(self, message: str, *, line: Optional[int] = None, step: Optional[int] = None, text: Optional[str] = None):
+        self.message = message
+        self.line = line
+        self.step = step
+        self.text = None if text is None else (text if len(text) <= _CLIP else text[:_CLIP] + "...")
+        where = []
+        if line is not None:
+            where.append(f"line {line}")
+        if step is not None:
+            where.append(f"step {step + 1}")
+        prefix = ", ".join(where)
+        super().__init__((prefix + ": " if prefix else "") + message + (f": {self.text!r}" if self.text else ""))
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {"type": type(self).__name__, "kind": self.kind, "message": self.message, "line": self.line,
+                "step": self.step, "text": self.text}
+
+
+class ParseError(PlanError):
+    """Nothing parseable, or a malformed line / JSON document."""
+
+    kind = "parse"
+
+
+class EmptyPlan(ParseError):
+    """The output is empty or holds no action."""
+
+    kind = "empty"
+
+
+class PlanTooLarge(ParseError):
+    """Over MAX_CHARS characters or MAX_STEPS steps."""
+
+    kind = "too_large"
+
+
+class UnknownAction(PlanError):
+    kind = "unknown_action"
+
+
+class ArgumentCount(PlanError):
+    kind = "argument_count"
+
+
+class HallucinatedObject(PlanError):
+    """A name that is not among the scene's objects (and no existing id was given)."""
+
+    kind = "hallucinated_object"
+
+
+ERROR_TYPES = (ParseError, EmptyPlan, PlanTooLarge, UnknownAction, ArgumentCount, HallucinatedObject)
+
+
+# -- records ---------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Arg:
+    name: str
+    id: Optional[int] = None
+
+    def __str__(self) -> str:
+        return f"<{self.name}>" + ("" if self.id is None else f" ({self.id})")
+
+
+@dataclass(frozen=True)
+class Step:
+    action: str
+    args: Tuple[Arg, ...] = ()
+    source_line: int = 0  # 1-based line of the output text it came from (0 if unknown)
+
+    def __str__(self) -> str:
+        return " ".join([f"[{self.action}]"] + [str(a) for a in self.args])
+
+    @property
+    def resolved(self) -> bool:
+        return all(a.id is not None for a in self.args)
+
+
+@dataclass(frozen=True)
+class ParseResult:
+    steps: Tuple[Step, ...]
+    format: str  # "script" | "numbered" | "json" | "none"
+    error: Optional[PlanError] = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+    def text(self) -> str:
+        return "\n".join(str(s) for s in self.steps)
+
+
+# -- helpers ---------------------------------------------------------------------------------------------
+_SPACES = re.compile(r"[\s\-]+")
+_SEPARATORS = re.compile(r"[\s_\-]+")
+_WS = re.compile(r"\s+")
+
+
+def normalise_name(name: str) -> str:
+    """How names are written in scripts: lower case, words joined by underscores."""
+    return _normalise_name(name) if len(name) <= 64 else _SPACES.sub("_", name.strip().lower())
+
+
+def name_key(name: str) -> str:
+    """The key names are compared by: case, spaces, hyphens and underscores removed."""
+    return _name_key(name) if len(name) <= 64 else _SEPARATORS.sub("", name.lower())
+
+
+def normalise_action(raw: str) -> str:
+    """``Walk`` -> ``WALK``, ``SWITCH ON`` / ``switch_on`` -> ``SWITCHON``; unknown names are upper-cased."""
+    return _normalise_action(raw) if len(raw) <= 64 else _WS.sub("", raw.strip().upper())
+
+
+@lru_cache(maxsize=8192)  # short strings only (see the callers): the cache stays small
+def _normalise_name(name: str) -> str:
+    return _SPACES.sub("_", name.strip().lower())
+
+
+@lru_cache(maxsize=8192)
+def _name_key(name: str) -> str:
+    return _SEPARATORS.sub("", name.lower())
+
+
+@lru_cache(maxsize=1024)
+def _normalise_action(raw: str) -> str:
+    a = _WS.sub("", raw.strip().upper())
+    if a in ACTION_ARITY:
+        return a
+    b = a.replace("_", "").replace("-", "")
+    return b if b in ACTION_ARITY else a
+
+
+def _id(raw: Optional[str]) -> Optional[int]:
+    if raw is None:
+        return None
+    return int(raw.split(".")[-1])  # dataset ids are written (1.1001): the part after the dot
+
+
+class _Lines:
+    """Line numbers of character offsets."""
+
+    def __init__(self, text: str):
+        self.starts = [0] + [m.end() for m in re.finditer("\n", text)]
+
+    def line_of(self, pos: int) -> int:
+        return bisect.bisect_right(self.starts, pos)
+
+
+def _check_vocab(steps: List[Step]) -> Optional[PlanError]:
+    for i, s in enumerate(steps):
+        n = ACTION_ARITY.get(s.action)
+        if n is None:
+            return UnknownAction(f"unknown action {s.action!r}", line=s.source_line or None, step=i, text=str(s))
+        if len(s.args) != n:
+            return ArgumentCount(f"{s.action} takes {n} object(s), got {len(s.args)}", line=s.source_line or None,
+                                 step=i, text=str(s))
+    return None
+
+
+# -- script lines ----------------------------------------------------------------------------------------
+_FENCE = re.compile(r"^\s*(```|~~~)")
+_MARKER = r"(?:(?:step\s*)?\d+\s*[.):]|\(\d+\)|[-*\u2022+])"
+_ACTION_LINE = re.compile(r"^\s*(?P<marker>" + _MARKER + r")?\s*\[(?P<action>[A-Za-z][A-Za-z_ \-]*)\](?P<rest>.*)$", re.I)
+_LISTED = re.compile(r"^\s*" + _MARKER + r"\s+\S", re.I)
+_ARG = re.compile(r"\s*<(?P<name>[^<>]*)>(?:\s*\(\s*(?P<id>\d{1,18}(?:\.\d{1,18})?)\s*\))?")
+_TAIL = re.compile(r"\s*[.,;]?\s*(?:(?:#|//).*)?$")
+
+
+def _parse_action_line(m: "re.Match[str]", line_no: int, raw: str) -> Union[Step, PlanError]:
+    rest = m.group("rest")
+    args: List[Arg] = []
+    pos = 0
+    while True:
+        am = _ARG.match(rest, pos)
+        if not am:
+            break
+        name = normalise_name(am.group("name"))
+        if not name:
+            return ParseError("empty object name", line=line_no, text=raw.strip())
+        args.append(Arg(name, _id(am.group("id"))))
+        pos = am.end()
+    if not _TAIL.match(rest, pos):
+        return ParseError("malformed action line: expected '[ACTION] <name> (id) ...'", line=line_no, text=raw.strip())
+    return Step(normalise_action(m.group("action")), tuple(args), line_no)
+
+
+def _parse_script_lines(lines: Sequence[str], hits: List[int]) -> Tuple[List[Step], Optional[PlanError], bool]:
+    """Parse the block from the first to the last action line. Inside it, list-marked or '['-led lines that are
+    not action lines are errors; other prose lines are chatter."""
+    steps: List[Step] = []
+    listed = False
+    first, last = hits[0], hits[-1]
+    for i in range(first, last + 1):
+        raw = lines[i]
+        s = raw.strip()
+        if not s or s.startswith("#") or s.startswith("//") or _FENCE.match(s):
+            continue
+        m = _ACTION_LINE.match(raw)
+        if m:
+            listed = listed or bool(m.group("marker"))
+            r = _parse_action_line(m, i + 1, raw)
+            if isinstance(r, PlanError):
+                return steps, r, listed
+            steps.append(r)
+        elif s.startswith("[") or _LISTED.match(s):
+            return steps, ParseError("not an action line inside the plan", line=i + 1, text=s), listed
+    return steps, None, listed
+
+
+# -- JSON ------------------------------------------------------------------------------------------------
+class _Obj(list):
+    """A decoded JSON object as its ordered (key, value) pairs: duplicate keys kept."""
+
+
+_DECODER = json.JSONDecoder(object_pairs_hook=_Obj, strict=False)
+
+
+_JSON_ESCAPES = set('"\\/bfnrtu')
+
+
+def pythonish_to_json(s: str) -> str:
+    """Rewrite Python-style literals as JSON: single-quoted strings become double-quoted, trailing commas
+    before ``}`` / ``]`` are dropped, and backslashes JSON does not know (``\\_``, ``\\'``) are removed.
+    Character-level, so quotes inside strings are kept correctly."""
+    out: List[str] = []
+    i, n = 0, len(s)
+    while i < n:
+        c = s[i]
+        if c == '"':
+            j = i + 1
+            buf = ['"']
+            while j < n and s[j] != '"':
+                if s[j] == "\\" and j + 1 < n:
+                    buf.append(s[j : j + 2] if s[j + 1] in _JSON_ESCAPES else s[j + 1])  # "cd\_player" -> "cd_player"
+                    j += 2
+                    continue
+                buf.append(s[j])
+                j += 1
+            out.append("".join(buf) + ('"' if j < n else ""))
+            i = j + 1
+        elif c == "'":
+            j = i + 1
+            buf: List[str] = []
+            while j < n and s[j] != "'":
+                if s[j] == "\\" and j + 1 < n:
+                    buf.append(s[j : j + 2] if s[j + 1] in _JSON_ESCAPES else s[j + 1])
+                    j += 2
+                    continue
+                buf.append('\\"' if s[j] == '"' else s[j])
+                j += 1
+            out.append('"' + "".join(buf) + ('"' if j < n else ""))
+            i = j + 1
+        elif c == ",":
+            j = i + 1
+            while j < n and s[j] in " \t\r\n":
+                j += 1
+            if j < n and s[j] in "}]":
+                i = j
+                continue
+            out.append(c)
+            i += 1
+        else:
+            j = i
+            while j < n and s[j] not in "\"',":
+                j += 1
+            out.append(s[i:j])
+            i = j
+    return "".join(out)
+
+
+def _decode_at(text: str, start: int) -> Tuple[Any, int, Optional[str]]:
+    """Decode the JSON value starting at ``start``: strictly, then in the lenient Python-style form.
+    Returns (value, end, None) or (None, start, reason); ``end`` is exact for the strict form and at least
+    past the value for the lenient one."""
+    reason = "malformed JSON plan"
+    for lenient in (False, True):
+        src = pythonish_to_json(text[start:]) if lenient else text[start:]
+        try:
+            value, end = _DECODER.raw_decode(src)
+            return value, start + end, None
+        except json.JSONDecodeError as exc:
+            truncated = exc.pos >= len(src.rstrip()) - 1
+            reason = ("truncated JSON plan (it ends before the document closes)" if truncated
+                      else f"malformed JSON plan: {exc.msg}")
+        except ValueError as exc:  # e.g. an integer over Python's 4,300-digit conversion limit
+            reason = f"malformed JSON plan: {exc}"[:120]
+        except RecursionError:
+            return None, start, "JSON plan nested too deeply"
+    return None, start, reason
+
+
+class _JsonWalker:
+    """Turns a decoded JSON value into steps, in document order; finds each step's source line."""
+
+    def __init__(self, text: str, base: int, lines: _Lines, max_steps: int):
+        self.text, self.cursor, self.lines, self.max_steps = text, base, lines, max_steps
+        self.steps: List[Step] = []
+        self.error: Optional[PlanError] = None
+
+    def _locate(self, token: str) -> int:
+        """Line of the next occurrence of ``token`` as a quoted string (either quote style), from the cursor."""
+        body = json.dumps(token)[1:-1]
+        best = -1
+        for q in ('"', "'"):
+            p = self.text.find(q + body + q, self.cursor)
+            if p >= 0 and (best < 0 or p < best):
+                best = p
+        if best < 0:
+            return 0
+        self.cursor = best + len(body) + 2
+        return self.lines.line_of(best)
+
+    def _fail(self, err: PlanError) -> bool:
+        self.error = err
+        return False
+
+    def _emit(self, action: str, raw_args: Sequence[Any], line: int) -> bool:
+        args: List[Arg] = []
+        for a in raw_args:
+            if not isinstance(a, str):
+                return self._fail(ParseError("object names must be strings", line=line or None, step=len(self.steps),
+                                             text=f"{action}: {json.dumps(raw_args)}"))
+            if not a.strip():
+                continue  # "" stands for "no argument" in the recorded outputs (upstream drops it too)
+            m = _JSON_ARG.fullmatch(a)
+            name = normalise_name(m.group(1) if m else a)
+            if not name:
+                return self._fail(ParseError("empty object name", line=line or None, step=len(self.steps), text=a))
+            args.append(Arg(name, _id(m.group(2)) if m else None))
+        self.steps.append(Step(normalise_action(action), tuple(args), line))
+        return len(self.steps) <= self.max_steps
+
+    def walk(self, value: Any, depth: int = 0) -> bool:
+        """False stops the walk (an error, or over max_steps)."""
+        if depth > MAX_JSON_DEPTH:
+            return self._fail(ParseError("JSON plan nested too deeply"))
+        if isinstance(value, _Obj):
+            return all(self._pair(key, v, depth) for key, v in value)
+        if isinstance(value, list):
+            return all(self._item(e, depth) for e in value)
+        return self._fail(ParseError("JSON value is not a plan", text=json.dumps(value)))
+
+    def _pair(self, key: str, v: Any, depth: int) -> bool:
+        line = self._locate(key)
+        is_action = normalise_action(key) in ACTION_ARITY
+        if isinstance(v, _Obj) or (isinstance(v, list) and any(isinstance(e, _Obj) for e in v)):
+            if is_action:
+                return self._fail(ParseError(f"the objects of {key} must be a list of names", line=line or None,
+                                             step=len(self.steps), text=key))
+            return self.walk(v, depth + 1)  # a wrapper: {"plan": {...}}, {"steps": [{...}, ...]}
+        if isinstance(v, list) and v and all(isinstance(e, list) for e in v):
+            return all(self._emit(key, inner, line) for inner in v)  # {"PUTIN": [["plate", "sink"], ["cup", "sink"]]}
+        if v is None or isinstance(v, list):
+            return self._emit(key, v or [], line)
+        if is_action:
+            return self._emit(key, [v] if isinstance(v, str) else [v], line)
+        return True  # a scalar under a non-action key ({"task": "..."}): metadata, ignored
+
+    def _item(self, e: Any, depth: int) -> bool:
+        if isinstance(e, _Obj):
+            return self.walk(e, depth + 1)
+        if isinstance(e, list):
+            if e and isinstance(e[0], str):  # ["WALK", "kitchen"]
+                return self._emit(e[0], e[1:], self._locate(e[0]))
+            return self.walk(e, depth + 1)
+        if isinstance(e, str):  # "[WALK] <kitchen> (11)"
+            line = self._locate(e)
+            m = _ACTION_LINE.match(e)
+            r = _parse_action_line(m, line, e) if m else ParseError("JSON list item is not an action", line=line or None, text=e)
+            if isinstance(r, PlanError):
+                return self._fail(r)
+            self.steps.append(r)
+            return len(self.steps) <= self.max_steps
+        return self._fail(ParseError("JSON list item is not an action", step=len(self.steps), text=json.dumps(e)))
+
+
+_JSON_ARG = re.compile(r"\s*<?\s*([^<>()]*?)\s*>?\s*(?:\(\s*(\d{1,18}(?:\.\d{1,18})?)\s*\))?\s*")
+
+
+_JSON_START = re.compile(r"""\{\s*["'}]|\[\s*[\[{"'\]]""")
+
+
+def _parse_json(text: str, lines: _Lines, max_steps: int) -> Tuple[List[Step], Optional[PlanError], bool]:
+    """(steps, error, found); found is False when no JSON value starts anywhere in the text.
+
+    The first place that can open a JSON plan (``{"`` / ``{'`` / ``[{`` / ``[[`` / ``["``) is decoded. If it
+    does not decode (malformed or truncated), that is the error: values nested inside it are not tried, so a
+    truncated plan is never mistaken for its first complete piece. If it decodes but holds no step or a bad
+    item, later JSON values after it are tried, and the first outcome is reported when none holds a plan."""
+    first: Optional[Tuple[List[Step], Optional[PlanError]]] = None
+    pos, tried = 0, 0
+    while tried < _MAX_JSON_STARTS:
+        m = _JSON_START.search(text, pos)
+        if m is None:
+            break
+        tried += 1
+        start = m.start()
+        value, end, reason = _decode_at(text, start)
+        if reason is not None:
+            if first is None:
+                return [], ParseError(reason, line=lines.line_of(start), text=text[start : start + 80]), True
+            break
+        w = _JsonWalker(text, start, lines, max_steps)
+        w.walk(value)
+        if w.steps and w.error is None:
+            return w.steps, None, True
+        if first is None:
+            first = (w.steps, w.error)
+        pos = max(end, start + 1)
+    if first is None:
+        return [], None, False
+    return first[0], first[1], True
+
+
+# -- entry point -----------------------------------------------------------------------------------------
+def parse_plan(text: Any, max_chars: int = MAX_CHARS, max_steps: int = MAX_STEPS) -> ParseResult:
+    """Parse one raw planner output. Never raises for any input; errors come back in ``.error``.
+
+    ``.steps`` holds every step read: reading stops at a syntax error (:class:`ParseError`) but not at an
+    unknown action or a wrong argument count, which are reported for the first offending step;
+    ``.format`` is ``"script"`` (bare action lines), ``"numbered"`` (action lines in a list),
+    ``"json"`` (a JSON plan) or ``"none"`` (nothing recognised)."""
+    if text is None:
+        return ParseResult((), "none", EmptyPlan("no output"))
+    if not isinstance(text, str):
+        return ParseResult((), "none", ParseError(f"output is a {type(text).__name__}, not text"))
+    if len(text) > max_chars:
+        return ParseResult((), "none", PlanTooLarge(f"output has {len(text):,} characters, over the {max_chars:,} limit"))
+    if not text.strip():
+        return ParseResult((), "none", EmptyPlan("the output is empty"))
+    try:
+        return _parse(text, max_steps)
+    except (RecursionError, MemoryError, ValueError) as exc:  # pragma: no cover - defensive: the parsers bound their work
+        return ParseResult((), "none", ParseError(f"output could not be parsed ({type(exc).__name__})"))
+
+
+def _parse(text: str, max_steps: int) -> ParseResult:
+    lines = text.splitlines()
+    hits = [i for i, ln in enumerate(lines) if "[" in ln and _ACTION_LINE.match(ln)]
+    if hits:
+        steps, err, listed = _parse_script_lines(lines, hits)
+        fmt = "numbered" if listed else "script"
+    else:
+        steps, err, found = _parse_json(text, _Lines(text), max_steps)
+        fmt = "json" if found else "none"
+        if not found:
+            return ParseResult((), "none", ParseError("no plan found: no '[ACTION] <object>' line and no JSON plan",
+                                                      line=1, text=text.strip()[:80]))
+    if len(steps) > max_steps:
+        return ParseResult(tuple(steps[:max_steps]), fmt, PlanTooLarge(f"plan has over {max_steps} steps", step=max_steps))
+    if err is None:
+        err = _check_vocab(steps)
+    if err is None and not steps:
+        err = EmptyPlan("the output holds no action")
+    return ParseResult(tuple(steps), fmt, err)
+
+
+# -- name resolution -------------------------------------------------------------------------------------
+@lru_cache(maxsize=1)
+def _default_equivalences() -> Dict[str, Tuple[str, ...]]:
+    from safebeal.resources import name_equivalence
+
+    return _equivalence_index(name_equivalence())
+
+
+def _equivalence_index(eq: Mapping[str, Sequence[str]]) -> Dict[str, Tuple[str, ...]]:
+    out: Dict[str, List[str]] = {}
+    for a, bs in eq.items():
+        for b in bs:
+            ka, kb = name_key(a), name_key(b)
+            if ka != kb:
+                out.setdefault(ka, []).append(kb)
+                out.setdefault(kb, []).append(ka)
+    return {k: tuple(dict.fromkeys(v)) for k, v in out.items()}
+
+
+def resolve(
+    steps: Iterable[Step],
+    objects: Union[Mapping[str, int], Iterable[Tuple[str, int]]],
+    known_ids: Optional[Container[int]] = None,
+    equivalences: Optional[Mapping[str, Sequence[str]]] = None,
+) -> Tuple[Tuple[Step, ...], Optional[PlanError]]:
+    """Give every argument a scene id. Returns ``(steps, error)``: the resolved steps before the first
+    :class:`HallucinatedObject` (all of them when there is none).
+
+    - ``objects``: the task's objects, ``{name: id}`` or ``(name, id)`` pairs; for a name listed twice, the
+      first wins.
+    - An id written in the text is kept (with the name as written) when it is one of ``objects``' ids or is
+      in ``known_ids`` (e.g. the scene's node ids); otherwise the name decides.
+    - Names are compared by :func:`name_key`, then through ``equivalences`` (default: the simulator's
+      ``class_name_equivalence.json``, used in both directions). A resolved name is written as the object
+      list spells it (``stove`` -> ``oven``).
+    """
+    pairs = objects.items() if isinstance(objects, Mapping) else objects
+    index: Dict[str, Tuple[str, int]] = {}
+    ids = set()
+    for name, i in pairs:
+        index.setdefault(name_key(name), (name, int(i)))
+        ids.add(int(i))
+    eq = _default_equivalences() if equivalences is None else _equivalence_index(equivalences)
+    out: List[Step] = []
+    for n, step in enumerate(steps):
+        args: List[Arg] = []
+        for a in step.args:
+            if a.id is not None and (a.id in ids or (known_ids is not None and a.id in known_ids)):
+                args.append(a)
+                continue
+            k = name_key(a.name)
+            hit = index.get(k)
+            if hit is None:
+                hit = next((index[e] for e in eq.get(k, ()) if e in index), None)
+            if hit is None:
+                why = f"<{a.name}> is not one of the scene's objects" + (f" and id {a.id} does not exist" if a.id is not None else "")
+                return tuple(out), HallucinatedObject(why, line=step.source_line or None, step=n, text=str(step))
+            args.append(Arg(hit[0], hit[1]))
+        out.append(Step(step.action, tuple(args), step.source_line))
+    return tuple(out), None
+
+
+def plan_text(steps: Iterable[Union[Step, Any]]) -> str:
+    """The text Rouge-L compares: one sentence per step, ``walk kitchen. putin cup sink.``: the action and the
+    object names in lower case, underscores as spaces, ids dropped."""
+    parts = []
+    for s in steps:
+        words = [s.action.lower()] + [a.name.replace("_", " ").lower() for a in s.args]
+        parts.append(" ".join(w for w in words if w))
+    return ". ".join(parts) + ("." if parts else "")
