@@ -1,0 +1,1 @@
+"""Safe-Align: safety preference pairs (pairs.py, mutations.py), losses, trainers and configs."""

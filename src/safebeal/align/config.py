@@ -1,0 +1,352 @@
+"""Training configuration: one dataclass per method, loaded from YAML and overridden by CLI flags.
+
+Every field carries its help text in ``metadata["help"]``; the ``safebeal train`` command turns the fields into
+``--flags`` (``lora_r`` -> ``--lora-r``, booleans -> ``--lora/--no-lora``) and ``--config file.yaml`` reads the same
+names (``lora_r`` or ``lora-r``). Precedence: dataclass default < YAML < CLI flag.
+
+    >>> cfg = build_config("safe-align", overrides={"model": "m", "data": "d", "out": "o", "alpha": 0.2})
+    >>> cfg.alpha, cfg.beta, cfg.gamma
+    (0.2, 2.0, 0.5)
+
+This module imports no torch, so the CLI can validate input before anything heavy is loaded.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import typing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Dict, List, Mapping, Optional, Tuple, Type
+
+import yaml
+
+from safebeal.errors import SafebealError
+
+
+class ConfigError(SafebealError):
+    """A bad training configuration (unknown method or key, wrong type, out-of-range value)."""
+
+
+def _f(default: Any, help: str, choices: Optional[Tuple[str, ...]] = None) -> Any:
+    meta = {"help": help}
+    if choices:
+        meta["choices"] = choices
+    return field(default=default, metadata=meta)
+
+
+@dataclass
+class TrainConfig:
+    """Fields shared by every method."""
+
+    model: str = _f("", "Base model: a hub id (org/name) or a local directory.")
+    data: str = _f("", "Pair dataset: a datasets.save_to_disk directory, a directory with pairs.jsonl, or a .jsonl file.")
+    out: str = _f("", "Output directory: the trained model (merged, loadable with hf:model=<out>), logs and config.")
+    lora: bool = _f(True, "Train LoRA adapters (peft) instead of all weights.")
+    lora_r: int = _f(16, "LoRA rank.")
+    lora_alpha: int = _f(32, "LoRA scaling alpha (not Safe-Align's alpha).")
+    lora_dropout: float = _f(0.05, "LoRA dropout.")
+    lora_target_modules: str = _f("all-linear", "Modules LoRA adapts: 'all-linear' or a comma list such as q_proj,v_proj.")
+    overwrite: bool = _f(False, "Replace a model or logs already in --out.")
+    merge: bool = _f(True, "With LoRA: save the merged model in <out> (the adapter always goes to <out>/adapter).")
+    lr: float = _f(5e-5, "Peak learning rate.")
+    epochs: float = _f(1.0, "Training epochs (ignored when max_steps > 0).")
+    max_steps: int = _f(-1, "Stop after this many optimizer steps (-1: use epochs).")
+    batch_size: int = _f(4, "Pairs (or examples) per device per step.")
+    grad_accum: int = _f(1, "Gradient accumulation steps.")
+    warmup_ratio: float = _f(0.0, "Fraction of steps for linear warm-up.")
+    weight_decay: float = _f(0.0, "AdamW weight decay.")
+    seed: int = _f(0, "Random seed (data order, LoRA init).")
+    max_length: int = _f(1024, "Max tokens of prompt + completion; longer completions are truncated.")
+    limit: int = _f(0, "Use only the first N pairs (0: all).")
+    logging_steps: int = _f(1, "Log every N optimizer steps.")
+    save_steps: int = _f(0, "Save a checkpoint every N steps (0: only the final model).")
+    device: str = _f("auto", "auto, cpu or cuda. auto picks cuda when available.", ("auto", "cpu", "cuda"))
+    dtype: str = _f("auto", "Weights dtype: auto (bf16 on a bf16 GPU, else float32), float32, bfloat16, float16.",
+                    ("auto", "float32", "bfloat16", "float16"))
+    bf16: Optional[bool] = _f(None, "bf16 mixed precision (default: on with a bf16-capable GPU, always off on CPU).")
+    gradient_checkpointing: bool = _f(False, "Gradient checkpointing (always off on CPU).")
+    progress: bool = _f(True, "Show a progress bar.")
+    trust_remote_code: bool = _f(False, "Allow model code from the model directory or hub.")
+
+    method = "base"
+
+    def validate(self) -> None:
+        """Range checks (types are checked when values are set); raise ConfigError naming the field."""
+        for name in ("model", "data", "out"):
+            if not getattr(self, name):
+                raise ConfigError(f"{self.method}: --{name} is required")
+        positive = ["lora_r", "lora_alpha", "batch_size", "grad_accum", "max_length", "logging_steps"]
+        for name in positive:
+            if getattr(self, name) < 1:
+                raise ConfigError(f"{name} must be >= 1, got {getattr(self, name)}")
+        for name in ("limit", "save_steps", "epochs", "weight_decay"):
+            if getattr(self, name) < 0:
+                raise ConfigError(f"{name} must be >= 0, got {getattr(self, name)}")
+        if not 0 <= self.lora_dropout < 1:
+            raise ConfigError(f"lora_dropout must be in [0, 1), got {self.lora_dropout}")
+        if not 0 <= self.warmup_ratio < 1:
+            raise ConfigError(f"warmup_ratio must be in [0, 1), got {self.warmup_ratio}")
+        if self.lr <= 0:
+            raise ConfigError(f"lr must be > 0, got {self.lr}")
+        if self.max_steps == 0 or self.max_steps < -1:
+            raise ConfigError(f"max_steps must be -1 (use epochs) or >= 1, got {self.max_steps}")
+        if self.max_steps == -1 and self.epochs <= 0:
+            raise ConfigError("epochs must be > 0 when max_steps is -1")
+        for f in dataclasses.fields(self):
+            choices = f.metadata.get("choices")
+            if choices and getattr(self, f.name) not in choices:
+                raise ConfigError(f"{f.name} must be one of {', '.join(choices)}, got {getattr(self, f.name)!r}")
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {"method": self.method, **dataclasses.asdict(self)}
+
+
+@dataclass
+class SFTTrainConfig(TrainConfig):
+    """Supervised fine-tuning on the safe plans (``chosen``), loss on completion tokens only (TRL SFTTrainer)."""
+
+    lr: float = _f(2e-4, "Peak learning rate.")
+    method = "sft"
+
+
+@dataclass
+class DPOTrainConfig(TrainConfig):
+    """Direct Preference Optimization (TRL DPOTrainer); the reference model is the base (adapters disabled with LoRA)."""
+
+    beta: float = _f(0.1, "beta: the reward scale (for dpo, the strength of the pull towards the reference model).")
+    method = "dpo"
+
+    def validate(self) -> None:
+        super().validate()
+        if self.beta <= 0:
+            raise ConfigError(f"beta must be > 0, got {self.beta}")
+
+
+@dataclass
+class SimPOTrainConfig(TrainConfig):
+    """SimPO (TRL CPOTrainer, loss_type=simpo): reference-free, length-normalised reward with a target margin.
+
+    Defaults are SimPO's published ones: beta=2.0, gamma_beta_ratio=0.25 (gamma=0.5), no SFT term."""
+
+    beta: float = _f(2.0, "Reward scale beta (SimPO default 2.0).")
+    gamma_beta_ratio: float = _f(0.25, "Target margin gamma as a fraction of beta: gamma = gamma_beta_ratio * beta (SimPO default 0.25).")
+    sft_weight: float = _f(0.0, "Weight of the NLL of the safe plan added to the loss (TRL's cpo_alpha; SimPO default 0).")
+    method = "simpo"
+
+    @property
+    def gamma(self) -> float:
+        return self.gamma_beta_ratio * self.beta
+
+    def validate(self) -> None:
+        super().validate()
+        if self.beta <= 0:
+            raise ConfigError(f"beta must be > 0, got {self.beta}")
+        if self.gamma_beta_ratio < 0:
+            raise ConfigError(f"gamma_beta_ratio must be >= 0, got {self.gamma_beta_ratio}")
+        if self.sft_weight < 0:
+            raise ConfigError(f"sft_weight must be >= 0, got {self.sft_weight}")
+
+
+@dataclass
+class SafeAlignConfig(SimPOTrainConfig):
+    """Safe-Align: SimPO whose reward down-weights the tokens of the k actions both plans share.
+
+    r(x, y) = beta / N(y) * (alpha * sum_{prefix tokens} log p + sum_{rest incl. EOS} log p),
+    N(y) = |y| (normaliser=length, the paper's form) or alpha * |prefix| + |rest| (normaliser=weighted).
+    alpha=1 is exactly SimPO."""
+
+    alpha: float = _f(0.5, "Weight of the shared-prefix tokens in the reward, in [0, 1]; 1 is SimPO.")
+    normaliser: str = _f("length", "Reward denominator: length (|y| tokens, the paper) or weighted (sum of token weights).",
+                         ("length", "weighted"))
+    disable_dropout: bool = _f(True, "Turn model dropout off, as TRL's SimPO does.")
+    method = "safe-align"
+
+    def validate(self) -> None:
+        super().validate()
+        if not 0.0 <= self.alpha <= 1.0:
+            raise ConfigError(f"alpha must be in [0, 1], got {self.alpha}")
+
+
+#: method name -> config class (the CLI's --method choices)
+CONFIGS: Dict[str, Type[TrainConfig]] = {
+    "sft": SFTTrainConfig,
+    "dpo": DPOTrainConfig,
+    "simpo": SimPOTrainConfig,
+    "safe-align": SafeAlignConfig,
+}
+
+
+def config_class(method: str) -> Type[TrainConfig]:
+    try:
+        return CONFIGS[method]
+    except KeyError:
+        raise ConfigError(f"unknown method {method!r}; choose one of {', '.join(CONFIGS)}") from None
+
+
+def field_map(cls: Type[TrainConfig]) -> Dict[str, dataclasses.Field]:
+    return {f.name: f for f in dataclasses.fields(cls)}
+
+
+def all_fields() -> Dict[str, Tuple[dataclasses.Field, List[str]]]:
+    """Every field of every method: name -> (field, methods that have it), in declaration order."""
+    out: Dict[str, Tuple[dataclasses.Field, List[str]]] = {}
+    for method, cls in CONFIGS.items():
+        for f in dataclasses.fields(cls):
+            if f.name in out:
+                out[f.name][1].append(method)
+            else:
+                out[f.name] = (f, [method])
+    return out
+
+
+def field_type(cls: Type[TrainConfig], name: str) -> Any:
+    hints = typing.get_type_hints(cls)
+    return hints[name]
+
+
+def _base_type(tp: Any) -> Tuple[type, bool]:
+    """(scalar type, optional?) of a field annotation."""
+    args = typing.get_args(tp)
+    if typing.get_origin(tp) is typing.Union and type(None) in args:
+        inner = [a for a in args if a is not type(None)]
+        return inner[0], True
+    return tp, False
+
+
+def coerce(cls: Type[TrainConfig], name: str, value: Any, where: str = "") -> Any:
+    """Convert ``value`` (from YAML or a CLI string) to the field's type, or raise ConfigError."""
+    tp, optional = _base_type(field_type(cls, name))
+    prefix = f"{where}: " if where else ""
+    if value is None:
+        if optional:
+            return None
+        raise ConfigError(f"{prefix}{name} cannot be empty")
+    try:
+        if tp is bool:
+            if isinstance(value, bool):
+                return value
+            low = str(value).strip().lower()
+            if low in ("true", "yes", "1", "on"):
+                return True
+            if low in ("false", "no", "0", "off"):
+                return False
+            raise ValueError(value)
+        if tp is int:
+            if isinstance(value, bool) or (isinstance(value, float) and not value.is_integer()):
+                raise ValueError(value)
+            return int(value)
+        if tp is float:
+            if isinstance(value, bool):
+                raise ValueError(value)
+            return float(value)
+        if tp is str:
+            if isinstance(value, (dict, list)):
+                raise ValueError(value)
+            return str(value)
+    except (TypeError, ValueError):
+        raise ConfigError(f"{prefix}{name} must be {tp.__name__}, got {value!r}") from None
+    return value  # pragma: no cover - every field is one of the above
+
+
+def normalise_key(key: str) -> str:
+    return str(key).strip().replace("-", "_")
+
+
+def _unknown(method: str, key: str, where: str) -> ConfigError:
+    fields = all_fields()
+    prefix = f"{where}: " if where else ""
+    if key in fields:
+        owners = ", ".join(fields[key][1])
+        return ConfigError(f"{prefix}{key!r} is not an option of method {method} (it belongs to: {owners})")
+    known = ", ".join(field_map(config_class(method)))
+    return ConfigError(f"{prefix}unknown config key {key!r} for method {method}; known: {known}")
+
+
+def read_yaml(path: str | Path) -> Tuple[Dict[str, Any], Dict[str, int]]:
+    """Top-level mapping of a YAML config and the line of each key (keys normalised to underscores)."""
+    p = Path(path)
+    try:
+        text = p.read_text()
+    except FileNotFoundError:
+        raise ConfigError(f"{p}: config file not found") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{p}: cannot read ({exc})") from None
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = f":{mark.line + 1}" if mark is not None else ""
+        raise ConfigError(f"{p}{line}: malformed YAML: {getattr(exc, 'problem', exc)}") from None
+    if data is None:
+        return {}, {}
+    if not isinstance(data, dict) or not isinstance(node, yaml.MappingNode):
+        raise ConfigError(f"{p}: a training config must be a mapping of option: value")
+    lines: Dict[str, int] = {}
+    values: Dict[str, Any] = {}
+    for key_node, _ in node.value:
+        key = normalise_key(key_node.value)
+        if key in lines:
+            raise ConfigError(f"{p}:{key_node.start_mark.line + 1}: {key!r} is given twice")
+        lines[key] = key_node.start_mark.line + 1
+    for key, value in data.items():
+        values[normalise_key(key)] = value
+    return values, lines
+
+
+def build_config(
+    method: Optional[str] = None,
+    config_file: Optional[str | Path] = None,
+    overrides: Optional[Mapping[str, Any]] = None,
+    validate: bool = True,
+) -> TrainConfig:
+    """The config for ``method``: defaults, then the YAML file, then ``overrides`` (CLI flags; None = not given).
+
+    The YAML may name the method (``method: dpo``); ``method`` given here wins. Unknown keys, keys of another
+    method and values of the wrong type raise ConfigError with the file and line.
+    """
+    file_values: Dict[str, Any] = {}
+    lines: Dict[str, int] = {}
+    if config_file is not None:
+        file_values, lines = read_yaml(config_file)
+    file_method = file_values.pop("method", None)
+    method = method or file_method
+    if not method:
+        raise ConfigError("give --method (sft, dpo, simpo or safe-align) or 'method:' in the config file")
+    cls = config_class(str(method))
+    known = field_map(cls)
+    values: Dict[str, Any] = {}
+    for key, value in file_values.items():
+        where = f"{config_file}:{lines.get(key, '?')}"
+        if key not in known:
+            raise _unknown(cls.method, key, where)
+        values[key] = coerce(cls, key, value, where)
+    for key, value in (overrides or {}).items():
+        key = normalise_key(key)
+        if value is None:
+            continue
+        if key not in known:
+            raise _unknown(cls.method, key, f"--{key.replace('_', '-')}")
+        values[key] = coerce(cls, key, value, f"--{key.replace('_', '-')}")
+    cfg = cls(**values)
+    if validate:
+        cfg.validate()
+    return cfg
+
+
+def parse_sweep(spec: str, method: str) -> Tuple[str, List[Any]]:
+    """``alpha=0,0.2,1.0`` -> ("alpha", [0.0, 0.2, 1.0]), values coerced to the field's type."""
+    name, sep, rest = spec.partition("=")
+    name = normalise_key(name)
+    if not sep or not name or not rest.strip():
+        raise ConfigError(f"--sweep must look like alpha=0,0.5,1.0, got {spec!r}")
+    cls = config_class(method)
+    if name not in field_map(cls):
+        raise _unknown(method, name, "--sweep")
+    if name in ("model", "data", "out"):
+        raise ConfigError(f"--sweep cannot vary {name}")
+    values = [coerce(cls, name, v.strip(), "--sweep") for v in rest.split(",") if v.strip()]
+    if len(set(values)) != len(values):
+        raise ConfigError(f"--sweep {name}: repeated values in {spec!r}")
+    return name, values

@@ -1,0 +1,186 @@
+"""Reading and checking a preference-pair dataset before any training starts.
+
+Accepted ``--data``: a ``datasets.Dataset.save_to_disk`` directory (a ``DatasetDict`` uses its ``train`` split),
+a directory holding ``pairs.jsonl``, or a ``.jsonl`` file. Columns (the contract with ``safebeal pairs build``):
+``prompt`` (chat messages ``[{role, content}]`` or a plain string), ``chosen`` and ``rejected`` (one action per
+line), ``prefix_actions`` (k: the first k lines of both plans are identical), plus optional ``category``,
+``task_id``, ``source``.
+
+Every problem raises :class:`PairDataError` naming the file and line (JSONL) or row (saved dataset).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Sequence
+
+from safebeal.errors import SafebealError
+
+#: columns each method needs
+REQUIRED_COLUMNS: Dict[str, tuple] = {
+    "sft": ("prompt", "chosen"),
+    "dpo": ("prompt", "chosen", "rejected"),
+    "simpo": ("prompt", "chosen", "rejected"),
+    "safe-align": ("prompt", "chosen", "rejected", "prefix_actions"),
+}
+
+
+class PairDataError(SafebealError):
+    """The pair dataset is missing, malformed or inconsistent."""
+
+
+@dataclass
+class Pair:
+    prompt: Any  # list of {role, content} or str
+    chosen: str
+    rejected: Optional[str] = None
+    prefix_actions: int = 0
+    category: str = ""
+    task_id: str = ""
+    source: str = ""
+
+
+def plan_lines(text: str) -> List[str]:
+    """A completion's actions, one per line (the form of ``safebeal.planners.prompts.completion_text``)."""
+    return text.split("\n")
+
+
+def prefix_char_end(completion: str, k: int) -> int:
+    """Characters of ``completion`` covered by its first k actions (the newline after action k is not included:
+    a plan of exactly k actions ends there, so that newline is not shared)."""
+    if k <= 0:
+        return 0
+    return len("\n".join(plan_lines(completion)[:k]))
+
+
+def _read_jsonl(path: Path) -> List[tuple]:
+    rows = []
+    try:
+        text = path.read_text()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise PairDataError(f"{path}: cannot read ({exc})") from None
+    for i, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise PairDataError(f"{path}:{i}: not valid JSON ({exc.msg})") from None
+        if not isinstance(rec, dict):
+            raise PairDataError(f"{path}:{i}: expected a JSON object per line")
+        rows.append((f"{path}:{i}", rec))
+    return rows
+
+
+def _read_saved(path: Path) -> List[tuple]:
+    try:
+        import datasets
+    except ImportError:  # pragma: no cover - the [train] extra is installed with training
+        raise PairDataError("reading a saved dataset needs the datasets package: pip install safebeal[train]") from None
+    try:
+        ds = datasets.load_from_disk(str(path))
+    except Exception as exc:  # noqa: BLE001 - FileNotFoundError, ValueError from a damaged directory
+        raise PairDataError(f"{path}: cannot load the saved dataset ({type(exc).__name__}: {exc})") from None
+    if isinstance(ds, datasets.DatasetDict):
+        if "train" not in ds:
+            raise PairDataError(f"{path}: a DatasetDict needs a 'train' split; it has {', '.join(ds)}")
+        ds = ds["train"]
+    return [(f"{path} row {i}", rec) for i, rec in enumerate(ds)]
+
+
+def read_rows(data: str | Path) -> tuple:
+    """(rows as (where, record), column names) from any accepted ``--data`` form."""
+    path = Path(data).expanduser()
+    if not path.exists():
+        raise PairDataError(f"{data}: pair dataset not found")
+    if path.is_file():
+        if path.suffix != ".jsonl":
+            raise PairDataError(f"{data}: give a .jsonl file or a dataset directory")
+        rows = _read_jsonl(path)
+    elif (path / "dataset_info.json").exists() or (path / "dataset_dict.json").exists() or (path / "state.json").exists():
+        rows = _read_saved(path)
+    elif (path / "pairs.jsonl").exists():
+        rows = _read_jsonl(path / "pairs.jsonl")
+    else:
+        raise PairDataError(f"{data}: neither a saved datasets directory nor a directory with pairs.jsonl")
+    if not rows:
+        raise PairDataError(f"{data}: the dataset has no pairs")
+    columns = sorted(set().union(*(set(r) for _, r in rows)))
+    return rows, columns
+
+
+def _check_prompt(prompt: Any, where: str) -> None:
+    if isinstance(prompt, str):
+        if not prompt.strip():
+            raise PairDataError(f"{where}: empty prompt")
+        return
+    if not isinstance(prompt, list) or not prompt:
+        raise PairDataError(f"{where}: prompt must be a non-empty list of chat messages or a string")
+    for j, m in enumerate(prompt):
+        if not isinstance(m, dict) or m.get("role") not in ("system", "user", "assistant") or not isinstance(m.get("content"), str):
+            raise PairDataError(f"{where}: prompt message {j} must be {{role: system|user|assistant, content: str}}")
+
+
+def check_pair(rec: Dict[str, Any], where: str, method: str) -> Pair:
+    """Validate one record for ``method`` and return it as a :class:`Pair`."""
+    _check_prompt(rec["prompt"], where)
+    chosen = rec["chosen"]
+    if not isinstance(chosen, str) or not chosen.strip():
+        raise PairDataError(f"{where}: chosen must be a non-empty string")
+    rejected = rec.get("rejected")
+    needs_rejected = "rejected" in REQUIRED_COLUMNS[method]
+    if needs_rejected:
+        if not isinstance(rejected, str) or not rejected.strip():
+            raise PairDataError(f"{where}: rejected must be a non-empty string")
+        if rejected == chosen:
+            raise PairDataError(f"{where}: chosen and rejected are the same plan")
+    k = rec.get("prefix_actions", 0)
+    if k is None and "prefix_actions" not in REQUIRED_COLUMNS[method]:
+        k = 0
+    if isinstance(k, bool) or not isinstance(k, int) or k < 0:
+        raise PairDataError(f"{where}: prefix_actions must be an integer >= 0, got {k!r}")
+    if k and isinstance(rejected, str):
+        cl, rl = plan_lines(chosen), plan_lines(rejected)
+        for name, lines in (("chosen", cl), ("rejected", rl)):
+            if k > len(lines):
+                raise PairDataError(f"{where}: prefix_actions={k} exceeds the {name} plan ({len(lines)} actions)")
+        for i in range(k):
+            if cl[i] != rl[i]:
+                raise PairDataError(
+                    f"{where}: prefix_actions={k} but action {i + 1} differs: {cl[i]!r} vs {rl[i]!r}")
+    return Pair(rec["prompt"], chosen, rejected, int(k), str(rec.get("category") or ""),
+                str(rec.get("task_id") or ""), str(rec.get("source") or ""))
+
+
+def load_pairs(data: str | Path, method: str, limit: int = 0) -> List[Pair]:
+    """All pairs of ``data`` checked for ``method`` (first ``limit`` when > 0). Raises PairDataError."""
+    if method not in REQUIRED_COLUMNS:
+        raise PairDataError(f"unknown method {method!r}")
+    rows, columns = read_rows(data)
+    missing = [c for c in REQUIRED_COLUMNS[method] if c not in columns]
+    if missing:
+        raise PairDataError(
+            f"{data}: missing column(s) {', '.join(missing)} needed by {method}; it has {', '.join(columns)}")
+    if limit:
+        rows = rows[:limit]
+    out = []
+    for where, rec in rows:
+        for c in REQUIRED_COLUMNS[method]:
+            if c not in rec:
+                raise PairDataError(f"{where}: missing field {c!r}")
+        out.append(check_pair(rec, where, method))
+    return out
+
+
+def dedupe_sft(pairs: Sequence[Pair]) -> List[Pair]:
+    """One example per distinct (prompt, chosen): a safe plan paired with many unsafe ones is learnt once."""
+    seen = set()
+    out = []
+    for p in pairs:
+        key = (json.dumps(p.prompt, sort_keys=True), p.chosen)
+        if key not in seen:
+            seen.add(key)
+            out.append(p)
+    return out

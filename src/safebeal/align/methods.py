@@ -1,0 +1,305 @@
+"""Training runs: one trainer builder per method, dispatched through :data:`METHODS` (no if/elif chain).
+
+- ``sft``: TRL ``SFTTrainer`` on (prompt, chosen), loss on completion tokens only; one example per distinct
+  (prompt, chosen).
+- ``dpo``: TRL ``DPOTrainer``; with LoRA the reference model is the base with adapters disabled.
+- ``simpo``: TRL ``trl.experimental.cpo.CPOTrainer(loss_type="simpo", cpo_alpha=sft_weight)``.
+- ``safe-align``: :class:`safebeal.align.trainer.SafeAlignTrainer`.
+
+Every method sees the same text: the prompt rendered by ``render_for_tokenizer`` (as the ``hf`` benchmark backend
+renders it) followed by the plan and EOS. After training, ``<out>`` holds a plain transformers model (LoRA merged
+into the base weights; the adapter alone is kept in ``<out>/adapter``), its tokenizer, ``train_log.jsonl``,
+``trainer_state.json``, ``train_config.json`` and ``train_summary.json``; ``hf:model=<out>`` loads it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Dict, List, Optional, Sequence
+
+from safebeal.align.config import ConfigError, TrainConfig
+from safebeal.align.data import Pair, dedupe_sft
+from safebeal.align.preflight import preflight, resolve_model
+from safebeal.errors import SafebealError
+
+
+class TrainError(SafebealError):
+    pass
+
+
+@dataclass
+class Runtime:
+    """Where and how training runs (resolved from the config and the machine)."""
+
+    use_cpu: bool
+    bf16: bool
+    gradient_checkpointing: bool
+    dtype: str
+
+    @classmethod
+    def resolve(cls, cfg: TrainConfig) -> "Runtime":
+        import torch
+
+        cuda = torch.cuda.is_available()
+        if cfg.device == "cuda" and not cuda:
+            raise TrainError("--device cuda requested but CUDA is not available")
+        use_cpu = cfg.device == "cpu" or not cuda
+        bf16_ok = (not use_cpu) and torch.cuda.is_bf16_supported()
+        if cfg.bf16 and not bf16_ok:
+            if use_cpu:
+                bf16 = False  # CPU: always fp32 (bf16 autocast on CPU is slow and changes results)
+            else:
+                raise TrainError("--bf16 requested but this GPU does not support bfloat16")
+        else:
+            bf16 = bf16_ok if cfg.bf16 is None else bool(cfg.bf16)
+        dtype = cfg.dtype
+        if dtype == "auto":
+            dtype = "bfloat16" if bf16 else "float32"
+        if use_cpu and dtype != "float32":
+            dtype = "float32"
+        return cls(use_cpu, bf16, bool(cfg.gradient_checkpointing and not use_cpu), dtype)
+
+
+@dataclass
+class TrainResult:
+    out: str
+    method: str
+    steps: int
+    n_pairs: int
+    seconds: float
+    metrics: Dict[str, Any] = field(default_factory=dict)
+    last_log: Dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {"out": self.out, "method": self.method, "steps": self.steps, "n_pairs": self.n_pairs,
+                "seconds": round(self.seconds, 2), "metrics": self.metrics, "last_log": self.last_log}
+
+
+# -- loading ----------------------------------------------------------------------------------------------
+def load_tokenizer(model: str, trust_remote_code: bool = False) -> Any:
+    from transformers import AutoTokenizer
+
+    try:
+        tok = AutoTokenizer.from_pretrained(resolve_model(model), trust_remote_code=trust_remote_code)
+    except SafebealError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - OSError, ValueError, hub errors
+        raise TrainError(f"cannot load the tokenizer of {model!r}: {type(exc).__name__}: {exc}") from None
+    if tok.pad_token is None:
+        if tok.eos_token is None:
+            raise TrainError(f"the tokenizer of {model!r} has neither a pad nor an eos token")
+        tok.pad_token = tok.eos_token
+    if tok.eos_token is None:
+        raise TrainError(f"the tokenizer of {model!r} has no eos token (completions must end with EOS)")
+    return tok
+
+
+def load_model(model: str, dtype: str = "float32", trust_remote_code: bool = False) -> Any:
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    try:
+        return AutoModelForCausalLM.from_pretrained(resolve_model(model), dtype=getattr(torch, dtype),
+                                                    trust_remote_code=trust_remote_code)
+    except SafebealError:
+        raise
+    except Exception as exc:  # noqa: BLE001
+        raise TrainError(f"cannot load the model {model!r}: {type(exc).__name__}: {exc}") from None
+
+
+def lora_config(cfg: TrainConfig) -> Any:
+    if not cfg.lora:
+        return None
+    from peft import LoraConfig
+
+    targets: Any = cfg.lora_target_modules.strip()
+    if targets != "all-linear":
+        targets = [t.strip() for t in targets.split(",") if t.strip()]
+        if not targets:
+            raise ConfigError("lora_target_modules is empty")
+    return LoraConfig(r=cfg.lora_r, lora_alpha=cfg.lora_alpha, lora_dropout=cfg.lora_dropout,
+                      target_modules=targets, task_type="CAUSAL_LM")
+
+
+def trainer_kwargs(cfg: TrainConfig, rt: Runtime) -> Dict[str, Any]:
+    """TrainingArguments fields shared by all methods (TRL's configs subclass TrainingArguments)."""
+    kwargs = dict(
+        output_dir=cfg.out, per_device_train_batch_size=cfg.batch_size, gradient_accumulation_steps=cfg.grad_accum,
+        learning_rate=cfg.lr, num_train_epochs=cfg.epochs, max_steps=cfg.max_steps, warmup_steps=cfg.warmup_ratio,
+        weight_decay=cfg.weight_decay, seed=cfg.seed, data_seed=cfg.seed, logging_steps=cfg.logging_steps,
+        save_strategy="steps" if cfg.save_steps else "no", save_steps=cfg.save_steps or 500, report_to="none",
+        disable_tqdm=not cfg.progress, use_cpu=rt.use_cpu, bf16=rt.bf16,
+        dataloader_num_workers=0,
+    )
+    if rt.gradient_checkpointing:  # passed only when on: transformers warns about the argument's name otherwise
+        kwargs["gradient_checkpointing"] = True
+    return kwargs
+
+
+def rendered_prompt(tokenizer: Any, prompt: Any) -> str:
+    from safebeal.planners.backends import render_for_tokenizer
+
+    return render_for_tokenizer(tokenizer, prompt)
+
+
+def _hf_dataset(rows: List[Dict[str, Any]]) -> Any:
+    from datasets import Dataset
+
+    return Dataset.from_list(rows)
+
+
+# -- one builder per method ---------------------------------------------------------------------------------
+Builder = Callable[[TrainConfig, Sequence[Pair], Any, Any, Runtime, list], Any]
+
+
+def build_sft(cfg: TrainConfig, pairs: Sequence[Pair], model: Any, tok: Any, rt: Runtime, callbacks: list) -> Any:
+    from trl import SFTConfig, SFTTrainer
+
+    rows = [{"prompt": rendered_prompt(tok, p.prompt), "completion": p.chosen} for p in dedupe_sft(pairs)]
+    args = SFTConfig(**trainer_kwargs(cfg, rt), max_length=cfg.max_length, completion_only_loss=True, packing=False)
+    return SFTTrainer(model=model, args=args, train_dataset=_hf_dataset(rows), processing_class=tok,
+                      peft_config=lora_config(cfg), callbacks=callbacks)
+
+
+def _preference_rows(tok: Any, pairs: Sequence[Pair]) -> List[Dict[str, str]]:
+    return [{"prompt": rendered_prompt(tok, p.prompt), "chosen": p.chosen, "rejected": p.rejected or ""} for p in pairs]
+
+
+def build_dpo(cfg: Any, pairs: Sequence[Pair], model: Any, tok: Any, rt: Runtime, callbacks: list) -> Any:
+    from trl import DPOConfig, DPOTrainer
+
+    args = DPOConfig(**trainer_kwargs(cfg, rt), beta=cfg.beta, max_length=cfg.max_length)
+    return DPOTrainer(model=model, args=args, train_dataset=_hf_dataset(_preference_rows(tok, pairs)),
+                      processing_class=tok, peft_config=lora_config(cfg), callbacks=callbacks)
+
+
+def build_simpo(cfg: Any, pairs: Sequence[Pair], model: Any, tok: Any, rt: Runtime, callbacks: list) -> Any:
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # "experimental" notice
+        from trl.experimental.cpo import CPOConfig, CPOTrainer
+
+    args = CPOConfig(**trainer_kwargs(cfg, rt), loss_type="simpo", beta=cfg.beta, simpo_gamma=cfg.gamma,
+                     cpo_alpha=cfg.sft_weight, max_length=cfg.max_length, remove_unused_columns=False)
+    return CPOTrainer(model=model, args=args, train_dataset=_hf_dataset(_preference_rows(tok, pairs)),
+                      processing_class=tok, peft_config=lora_config(cfg), callbacks=callbacks)
+
+
+def build_safe_align(cfg: Any, pairs: Sequence[Pair], model: Any, tok: Any, rt: Runtime, callbacks: list) -> Any:
+    from transformers import TrainingArguments
+
+    from safebeal.align.encoding import PairCollator, PairDataset
+    from safebeal.align.trainer import SafeAlignTrainer
+
+    dataset = PairDataset(tok, pairs, cfg.max_length)
+    peft = lora_config(cfg)
+    if peft is not None:
+        from peft import get_peft_model
+
+        if rt.gradient_checkpointing:
+            model.enable_input_require_grads()
+        model = get_peft_model(model, peft)
+    if cfg.disable_dropout:
+        from trl.trainer.utils import disable_dropout_in_model
+
+        disable_dropout_in_model(model)
+    model.config.pad_token_id = tok.pad_token_id
+    args = TrainingArguments(**trainer_kwargs(cfg, rt), remove_unused_columns=False)
+    trainer = SafeAlignTrainer(model=model, args=args, train_dataset=dataset, data_collator=PairCollator(tok.pad_token_id),
+                               processing_class=tok, callbacks=callbacks, alpha=cfg.alpha, beta=cfg.beta,
+                               gamma=cfg.gamma, sft_weight=cfg.sft_weight, normaliser=cfg.normaliser)
+    trainer.dropped_pairs = dataset.dropped
+    return trainer
+
+
+#: method name -> trainer builder
+METHODS: Dict[str, Builder] = {
+    "sft": build_sft,
+    "dpo": build_dpo,
+    "simpo": build_simpo,
+    "safe-align": build_safe_align,
+}
+
+
+def build_trainer(cfg: TrainConfig, pairs: Sequence[Pair], model: Any = None, tokenizer: Any = None,
+                  callbacks: Optional[list] = None) -> Any:
+    """The method's trainer, ready to ``.train()``; loads model and tokenizer unless given."""
+    from transformers.utils import logging as hf_logging
+
+    rt = Runtime.resolve(cfg)
+    tok = tokenizer if tokenizer is not None else load_tokenizer(cfg.model, cfg.trust_remote_code)
+    net = model if model is not None else load_model(cfg.model, rt.dtype, cfg.trust_remote_code)
+    hf_logging.set_verbosity_error()
+    return METHODS[cfg.method](cfg, pairs, net, tok, rt, list(callbacks or []))
+
+
+# -- the whole run ------------------------------------------------------------------------------------------
+def _versions() -> Dict[str, str]:
+    from importlib.metadata import PackageNotFoundError, version
+
+    out = {}
+    for name in ("safebeal", "torch", "transformers", "trl", "peft", "accelerate", "datasets"):
+        try:
+            out[name] = version(name)
+        except PackageNotFoundError:
+            out[name] = "missing"
+    return out
+
+
+def save_model(trainer: Any, cfg: TrainConfig, rt: Runtime, tok: Any) -> None:
+    """Write the trained model to ``cfg.out`` as a plain transformers model (see module docstring).
+
+    With LoRA the adapter is saved through ``trainer.save_model`` (which gathers ZeRO-3 shards), then the main
+    process reloads the base model, merges the adapter into it and saves the result: one code path for one GPU,
+    DDP and DeepSpeed."""
+    out = Path(cfg.out)
+    if not cfg.lora:
+        trainer.save_model(str(out))
+        if trainer.is_world_process_zero():
+            tok.save_pretrained(out)
+        return
+    adapter = out / "adapter"
+    trainer.save_model(str(adapter))
+    if trainer.is_world_process_zero():
+        tok.save_pretrained(adapter)
+        if cfg.merge:
+            from peft import PeftModel
+
+            base = load_model(cfg.model, rt.dtype, cfg.trust_remote_code)
+            merged = PeftModel.from_pretrained(base, str(adapter)).merge_and_unload()
+            merged.config.pad_token_id = tok.pad_token_id
+            merged.save_pretrained(out)
+            tok.save_pretrained(out)
+    trainer.accelerator.wait_for_everyone()
+
+
+def train(cfg: TrainConfig, pairs: Optional[Sequence[Pair]] = None) -> TrainResult:
+    """Check everything, train, save. Bad input raises a SafebealError before any model is loaded."""
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    if pairs is None:
+        pairs = preflight(cfg)
+    from safebeal.align.callbacks import JsonlLogger
+
+    start = time.perf_counter()
+    out = Path(cfg.out)
+    out.mkdir(parents=True, exist_ok=True)
+    rt = Runtime.resolve(cfg)
+    tok = load_tokenizer(cfg.model, cfg.trust_remote_code)
+    trainer = build_trainer(cfg, pairs, tokenizer=tok, callbacks=[JsonlLogger(out / "train_log.jsonl", cfg.method)])
+    if trainer.is_world_process_zero():
+        (out / "train_config.json").write_text(json.dumps(
+            {**cfg.to_dict(), "runtime": rt.__dict__, "n_pairs": len(pairs), "versions": _versions()}, indent=1))
+    output = trainer.train()
+    trainer.save_state()  # <out>/trainer_state.json (log history, per-step metrics)
+    save_model(trainer, cfg, rt, tok)
+    history = [h for h in trainer.state.log_history if "loss" in h]
+    result = TrainResult(str(out), cfg.method, trainer.state.global_step, len(pairs), time.perf_counter() - start,
+                         dict(output.metrics), history[-1] if history else {})
+    if trainer.is_world_process_zero():
+        (out / "train_summary.json").write_text(json.dumps(result.to_dict(), indent=1))
+    return result

@@ -1,0 +1,58 @@
+"""Checks that run before any model is loaded, so bad input fails in a second with a one-line error."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import List
+
+from safebeal.align.config import TrainConfig
+from safebeal.align.data import Pair, load_pairs
+from safebeal.errors import SafebealError
+
+
+class ModelPathError(SafebealError):
+    pass
+
+
+class OutputDirError(SafebealError):
+    pass
+
+
+def _looks_like_path(model: str) -> bool:
+    """Hub ids are ``name`` or ``org/name``; anything else with a path shape is a local path."""
+    return model.startswith(("/", ".", "~")) or model.count("/") > 1 or "\\" in model
+
+
+def resolve_model(model: str) -> str:
+    """A local model directory (must exist and hold a config.json) or a hub id."""
+    expanded = os.path.expanduser(model)
+    if os.path.exists(expanded):
+        if not os.path.isdir(expanded):
+            raise ModelPathError(f"--model {model!r} is a file; give the model directory")
+        if not os.path.exists(os.path.join(expanded, "config.json")):
+            raise ModelPathError(f"--model {model!r}: no config.json in that directory (not a transformers model)")
+        return expanded
+    if _looks_like_path(model):
+        raise ModelPathError(f"--model path {model!r} does not exist")
+    return model
+
+
+#: files whose presence means <out> already holds a trained model or training logs
+_OUTPUT_MARKERS = ("config.json", "adapter", "train_log.jsonl", "trainer_state.json")
+
+
+def check_out(out: str, overwrite: bool) -> None:
+    p = Path(out).expanduser()
+    if p.exists() and not p.is_dir():
+        raise OutputDirError(f"--out {out!r} is a file")
+    if not overwrite and p.is_dir() and any((p / m).exists() for m in _OUTPUT_MARKERS):
+        raise OutputDirError(f"--out {out!r} already holds a trained model or logs; pass --overwrite to replace them")
+
+
+def preflight(cfg: TrainConfig) -> List[Pair]:
+    """Validate config, model path, output directory and data; return the checked pairs."""
+    cfg.validate()
+    resolve_model(cfg.model)
+    check_out(cfg.out, cfg.overwrite)
+    return load_pairs(cfg.data, cfg.method, cfg.limit)

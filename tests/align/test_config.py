@@ -1,0 +1,96 @@
+"""Training configs: defaults, YAML with line numbers, flag precedence, type and range errors (no torch)."""
+
+from __future__ import annotations
+
+import pytest
+
+from safebeal.align.config import (CONFIGS, ConfigError, SafeAlignConfig, all_fields, build_config, parse_sweep)
+
+BASE = {"model": "org/name", "data": "d", "out": "o"}
+
+
+def test_simpo_defaults_are_the_published_ones_and_safe_align_adds_alpha():
+    cfg = build_config("safe-align", overrides=BASE)
+    assert isinstance(cfg, SafeAlignConfig)
+    assert (cfg.beta, cfg.gamma_beta_ratio, cfg.gamma, cfg.sft_weight) == (2.0, 0.25, 0.5, 0.0)
+    assert (cfg.alpha, cfg.normaliser, cfg.lora) == (0.5, "length", True)
+    assert build_config("dpo", overrides=BASE).beta == 0.1
+    assert build_config("sft", overrides=BASE).lr == 2e-4 and cfg.lr == 5e-5
+
+
+def test_every_field_has_help_text():
+    for name, (f, methods) in all_fields().items():
+        assert f.metadata.get("help"), name
+    assert all_fields()["alpha"][1] == ["safe-align"]
+    assert all_fields()["beta"][1] == ["dpo", "simpo", "safe-align"]
+    assert set(CONFIGS) == {"sft", "dpo", "simpo", "safe-align"}
+
+
+def test_yaml_then_flags(tmp_path):
+    f = tmp_path / "c.yaml"
+    f.write_text("method: safe-align\nalpha: 0.2\nlora-r: 8\nno_such: 1\n")
+    with pytest.raises(ConfigError, match=r"c\.yaml:4: unknown config key 'no_such' for method safe-align"):
+        build_config(None, f, BASE)
+    f.write_text("method: safe-align\nalpha: 0.2\nlora-r: 8\nnormaliser: weighted\n")
+    cfg = build_config(None, f, {**BASE, "alpha": "0.7", "lora_r": None})
+    assert (cfg.alpha, cfg.lora_r, cfg.normaliser) == (0.7, 8, "weighted")  # flag wins, None = flag not given
+    # --method beats the file's method; the file's keys must then fit that method
+    with pytest.raises(ConfigError, match="'alpha' is not an option of method simpo"):
+        build_config("simpo", f, BASE)
+
+
+def test_a_key_of_another_method_names_its_owner(tmp_path):
+    f = tmp_path / "c.yaml"
+    f.write_text("beta: 0.2\nalpha: 0.5\n")
+    with pytest.raises(ConfigError, match=r"c\.yaml:2: 'alpha' is not an option of method dpo \(it belongs to: safe-align\)"):
+        build_config("dpo", f, BASE)
+    with pytest.raises(ConfigError, match=r"--alpha: 'alpha' is not an option of method sft"):
+        build_config("sft", None, {**BASE, "alpha": 0.3})
+
+
+@pytest.mark.parametrize("text, message", [
+    ("alpha: high\n", r"c\.yaml:1: alpha must be float, got 'high'"),
+    ("lora_r: 2.5\n", r"c\.yaml:1: lora_r must be int, got 2\.5"),
+    ("lora: maybe\n", r"c\.yaml:1: lora must be bool"),
+    ("alpha: 0.1\nalpha: 0.2\n", r"c\.yaml:2: 'alpha' is given twice"),
+    ("alpha: [1, 2\n", r"c\.yaml:\d+: malformed YAML"),
+    ("- alpha\n", r"must be a mapping"),
+])
+def test_yaml_errors_name_file_and_line(tmp_path, text, message):
+    f = tmp_path / "c.yaml"
+    f.write_text(text)
+    with pytest.raises(ConfigError, match=message):
+        build_config("safe-align", f, BASE)
+
+
+@pytest.mark.parametrize("over, message", [
+    ({"alpha": 1.5}, r"alpha must be in \[0, 1\], got 1\.5"),
+    ({"normaliser": "mean"}, r"normaliser must be one of length, weighted, got 'mean'"),
+    ({"beta": 0}, r"beta must be > 0"),
+    ({"batch_size": 0}, r"batch_size must be >= 1"),
+    ({"max_steps": 0}, r"max_steps must be -1"),
+    ({"model": ""}, r"--model is required"),
+])
+def test_range_errors(over, message):
+    with pytest.raises(ConfigError, match=message):
+        build_config("safe-align", None, {**BASE, **over})
+
+
+def test_unknown_method_and_missing_method(tmp_path):
+    with pytest.raises(ConfigError, match=r"unknown method 'ppo'; choose one of sft, dpo, simpo, safe-align"):
+        build_config("ppo", None, BASE)
+    with pytest.raises(ConfigError, match="give --method"):
+        build_config(None, None, BASE)
+    with pytest.raises(ConfigError, match=r"nope\.yaml: config file not found"):
+        build_config("dpo", tmp_path / "nope.yaml", BASE)
+
+
+def test_parse_sweep():
+    assert parse_sweep("alpha=0,0.2,1", "safe-align") == ("alpha", [0.0, 0.2, 1.0])
+    assert parse_sweep("normaliser=length,weighted", "safe-align") == ("normaliser", ["length", "weighted"])
+    with pytest.raises(ConfigError, match="'alpha' is not an option of method simpo"):
+        parse_sweep("alpha=0,1", "simpo")
+    with pytest.raises(ConfigError, match="must look like"):
+        parse_sweep("alpha", "safe-align")
+    with pytest.raises(ConfigError, match="repeated values"):
+        parse_sweep("alpha=0.5,0.50", "safe-align")
