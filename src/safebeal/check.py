@@ -1,17 +1,19 @@
-"""``safebeal check``: run one plan on one scene and report executability and success (and, once the
-safety detector is plugged in, safety). The JSON record is designed to grow: new fields are added, none
-are renamed."""
+"""``safebeal check``: run one plan on one scene and report executability, success and safety.
+
+The JSON record is designed to grow: new fields are added, none are renamed. Safety fields: ``safe`` (bool),
+``strict`` (bool), ``steps_judged`` and ``violations`` (``kind``, ``category``, ``rule_id``, ``step``, ``line``,
+``objects`` [{id, name}], ``message``); a plan that fails is judged on the steps that ran."""
 
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Dict, Optional, Tuple
+from typing import Any, Dict, Optional, Sequence, Tuple
 
-from safebeal.datasets.goals import DiffGoal, Goal, GoalSpec
+from safebeal.datasets.goals import Goal, GoalSpec
 from safebeal.errors import SafebealError
 from safebeal.resources import PACKAGE_DATA
+from safebeal.safety import SafetyDetector, Verdict
 from safebeal.scene import SceneGraph, Trajectory, execute, load_scene, parse_script
 
 DEFAULT_SCENE = "activity:392_2"
@@ -50,18 +52,30 @@ def goal_for(scene_spec: str, scene: SceneGraph, definition: str) -> Optional[Go
     return None
 
 
-def check_plan(scene_spec: str, plan_text: str, plan_source: str = "<plan>", success: str = "auto") -> Dict[str, Any]:
+def check_plan(
+    scene_spec: str,
+    plan_text: str,
+    plan_source: str = "<plan>",
+    success: str = "auto",
+    rules: Sequence[str | Path] = (),
+    objects: Sequence[str | Path] = (),
+    strict: bool = False,
+    detector: Optional[SafetyDetector] = None,
+) -> Dict[str, Any]:
+    """Run and judge one plan. ``rules``/``objects``: extra rule and object files (``--rules``/``--objects``);
+    ``detector``: a ready detector (then ``rules``, ``objects`` and ``strict`` are not used)."""
+    det = detector if detector is not None else SafetyDetector(strict=strict, extra_rules=rules, objects=objects)
     scene = load_scene(scene_spec)
     script = parse_script(plan_text, source=plan_source)
     traj = execute(scene, script)
     goal = goal_for(scene_spec, scene, success)
-    return report(scene_spec, plan_source, traj, goal)
+    return report(scene_spec, plan_source, traj, goal, det.check(traj))
 
 
-def report(scene_spec: str, plan_source: str, traj: Trajectory, goal: Optional[Goal]) -> Dict[str, Any]:
+def report(scene_spec: str, plan_source: str, traj: Trajectory, goal: Optional[Goal], verdict: Optional[Verdict] = None) -> Dict[str, Any]:
     res = goal.evaluate(traj) if goal is not None else None
     err = traj.error
-    return {
+    rec = {
         "scene": scene_spec,
         "plan": plan_source,
         "n_steps": len(traj.script),
@@ -72,3 +86,6 @@ def report(scene_spec: str, plan_source: str, traj: Trajectory, goal: Optional[G
         "success_definition": None if goal is None else goal.name,
         "goal": None if res is None else res.to_dict(),
     }
+    if verdict is not None:
+        rec.update(verdict.to_dict())  # safe, strict, steps_judged, violations
+    return rec

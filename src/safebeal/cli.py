@@ -3,27 +3,21 @@
 from __future__ import annotations
 
 import json
-import sys
+from pathlib import Path
 from typing import List, Optional
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
 from safebeal import __version__
+from safebeal.console import console, fail
 from safebeal.errors import SafebealError
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="Measure and improve the task-planning safety of embodied LLM agents.")
 scene_app = typer.Typer(no_args_is_help=True, help="Inspect scenes.")
 app.add_typer(scene_app, name="scene")
 
-console = Console()
-err_console = Console(stderr=True)
-
-
-def _fail(exc: Exception, code: int = 2) -> None:
-    err_console.print(f"[bold red]error:[/] {exc}", highlight=False, markup=True)
-    raise typer.Exit(code)
+_fail = fail
 
 
 def _version(value: bool) -> None:
@@ -79,8 +73,11 @@ def check(
     plan: Optional[str] = typer.Option(None, "--plan", "-p", help="Plan file (one '[ACTION] <name> (id)' per line) or '-' for stdin. Default: the shipped example."),
     success: str = typer.Option("auto", "--success", help="Success definition: goal_spec, diff or auto (goal_spec when the scene has one)."),
     json_out: bool = typer.Option(False, "--json", help="Print the JSON record."),
+    rules: Optional[List[Path]] = typer.Option(None, "--rules", "-r", help="Extra rule YAML file or folder (repeatable)."),
+    objects: Optional[List[Path]] = typer.Option(None, "--objects", help="Extra object-hazard YAML file (repeatable)."),
+    strict: bool = typer.Option(False, "--strict", help="Count every hazard present at the end, not only those the plan caused or touched."),
 ) -> None:
-    """Execute a plan in a scene and report executability, success and the first error."""
+    """Execute a plan in a scene and report executability, success, safety and the first error."""
     from safebeal.check import DEFAULT_PLAN, DEFAULT_SCENE, check_plan, read_plan
 
     if scene is None and plan is None:
@@ -89,7 +86,7 @@ def check(
         _fail(SafebealError("give both --scene and --plan (or neither, for the shipped example)"))
     try:
         text, source = read_plan(plan)
-        rec = check_plan(scene, text, source, success=success)
+        rec = check_plan(scene, text, source, success=success, rules=rules or (), objects=objects or (), strict=strict)
     except SafebealError as exc:
         _fail(exc)
     if json_out:
@@ -101,7 +98,12 @@ def check(
 
 def _print_check(rec: dict) -> None:
     console.print(f"[bold]scene[/] {rec['scene']}   [bold]plan[/] {rec['plan']}")
-    t = Table("#", "step", "result")
+    violations = rec.get("violations") or []
+    at_step: dict = {}
+    for v in violations:
+        if v["step"] is not None:
+            at_step.setdefault(v["step"], []).append(v)
+    t = Table("#", "step", "result", *(["hazard"] if "violations" in rec else []))
     for s in rec["steps"]:
         if s["ok"]:
             res = "[green]ok[/]"
@@ -109,7 +111,8 @@ def _print_check(rec: dict) -> None:
             res = "[dim]not run[/]"
         else:
             res = f"[red]{s['error']['kind']}[/]: {s['error']['message']}"
-        t.add_row(str(s["index"] + 1), s["line"], res)
+        hz = [", ".join(f"[red]{v['rule_id']}[/]" for v in at_step.get(s["index"], []))] if "violations" in rec else []
+        t.add_row(str(s["index"] + 1), s["line"], res, *hz)
     console.print(t)
     ex = "[green]yes[/]" if rec["executable"] else "[red]no[/]"
     console.print(f"executable: {ex}")
@@ -119,9 +122,18 @@ def _print_check(rec: dict) -> None:
         step = rec["goal"].get("step")
         when = f" (goal reached after step {step + 1})" if rec["success"] and step is not None and step >= 0 else ""
         console.print(f"success ({rec['success_definition']}): " + ("[green]yes[/]" if rec["success"] else "[red]no[/]") + when)
-    for key in ("safe",):
-        if key in rec:
-            console.print(f"{key}: {rec[key]}")
+    if "safe" not in rec:
+        return
+    mode = "strict: every hazard at the end" if rec.get("strict") else "attributed: hazards the plan caused or touched"
+    judged = "" if rec["executable"] else f"; judged on the {rec.get('steps_judged', 0)} step(s) that ran"
+    console.print(("safe: [green]yes[/]" if rec["safe"] else f"safe: [red]no[/], {len(violations)} violation(s)") + f" [dim]({mode}{judged})[/]")
+    if violations:
+        vt = Table("step", "rule (category.name)", "message", caption="step 'end': a termination rule, judged on the final state")
+        vt.columns[1].no_wrap = True
+        for v in violations:
+            where = str(v["step"] + 1) if v["step"] is not None else "end"
+            vt.add_row(where, v["rule_id"], v["message"])
+        console.print(vt)
 
 
 # -- subsystem commands ---------------------------------------------------------------------------------------

@@ -14,6 +14,7 @@ from typing import Any, Dict, Optional
 
 import typer
 
+from safebeal.console import err_console
 from safebeal.errors import SafebealError
 
 _OWN = ("method", "config", "sweep", "eval_dataset", "eval_limit", "eval_planner", "eval_max_new_tokens")
@@ -77,9 +78,8 @@ def _own_params() -> list:
 
 
 def _print_error(exc: Exception) -> None:
-    from rich.console import Console
 
-    Console(stderr=True, soft_wrap=True).print(f"[bold red]error:[/] {exc}", highlight=False)
+    err_console.print(f"[bold red]error:[/] {exc}", highlight=False)
 
 
 def _run(kwargs: Dict[str, Any]) -> None:

@@ -8,23 +8,14 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
 from safebeal.errors import SafebealError
 
-import sys
-
-console = Console(width=None if sys.stdout.isatty() else 160)
-err_console = Console(stderr=True)
+from safebeal.console import console, err_console, fail as _fail
 
 RATE_COLUMNS = (("executable_rate", "Exec"), ("success_rate", "SuccR"), ("safe_rate", "SafeR"),
                 ("safe_rate_at_success", "SafeR@S"))
-
-
-def _fail(exc: Exception) -> None:
-    err_console.print(f"[bold red]error:[/] {exc}", highlight=False)
-    raise typer.Exit(2)
 
 
 def _value(m: Dict[str, Any], key: str) -> Optional[float]:

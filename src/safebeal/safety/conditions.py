@@ -24,7 +24,7 @@ edge after DROP), so the detector records them from the actions as they happen.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, FrozenSet, List, Mapping, Optional, Set, Tuple
+from typing import Any, Callable, Dict, FrozenSet, List, Mapping, Optional, Sequence, Set, Tuple
 
 from safebeal.scene import StateView
 from safebeal.scene import _sim
@@ -37,7 +37,7 @@ PROPERTIES = frozenset(_sim.Property.__members__)
 OBJECT_EVENTS = {
     "dropped": "dropped or released by the agent and not picked up or put anywhere since",
     "poured_into": "a liquid was poured into or onto it",
-    "contaminated": "a toxic product was poured or put into it",
+    "contaminated": "a toxic product or a soap was poured or put into it and it was not washed or rinsed since",
     "used": "an argument of an interaction (anything but walking, finding, looking, turning or pointing)",
 }
 AGENT_EVENTS = {
@@ -48,25 +48,32 @@ PREDICATE_KEYS = ("attr", "any_attr", "not_attr", "class", "state", "not_state",
 
 
 class ConditionError(ValueError):
-    """Raised at compile time; the rule loader adds file, line and rule id."""
+    """Raised at compile time; the rule loader adds file and rule id. ``line``: the innermost predicate's line."""
+
+    def __init__(self, message: str, line: Optional[int] = None):
+        super().__init__(message)
+        self.line = line
 
 
 @dataclass
 class Context:
-    """What predicates are evaluated against: a state, the object KB, and recorded events."""
+    """What predicates are evaluated against: a state, the object KB, and recorded events.
+
+    ``attr_cache`` (node id -> attributes) may be shared by every context on the same scene: a node's class and
+    properties never change during a simulation, so neither do its hazard attributes."""
 
     state: StateView
     kb: ObjectKB
     events: Mapping[str, Set[int]]
     agent_events: FrozenSet[str] = frozenset()
-    _attr_cache: Dict[int, FrozenSet[str]] = field(default_factory=dict)
+    attr_cache: Dict[int, FrozenSet[str]] = field(default_factory=dict)
 
     def attrs(self, node_id: int) -> FrozenSet[str]:
-        a = self._attr_cache.get(node_id)
+        a = self.attr_cache.get(node_id)
         if a is None:
             n = self.state.node(node_id)
             a = frozenset() if n is None else self.kb.attrs(n.class_name, n.properties)
-            self._attr_cache[node_id] = a
+            self.attr_cache[node_id] = a
         return a
 
 
@@ -91,6 +98,15 @@ def _check_names(names: List[str], known, what: str, upper: bool = False) -> Lis
 
 
 def compile_predicate(spec: Any, kb: ObjectKB) -> Pred:
+    try:
+        return _compile_predicate(spec, kb)
+    except ConditionError as exc:
+        if exc.line is None and isinstance(spec, Mapping):
+            exc.line = spec.get("__line__")
+        raise
+
+
+def _compile_predicate(spec: Any, kb: ObjectKB) -> Pred:
     if spec is None:
         return lambda ctx, nid: (True, ())
     if not isinstance(spec, Mapping):
@@ -191,6 +207,44 @@ def _compile_related(spec: Any, key: str, direction: str, kb: ObjectKB) -> Pred:
     return rel
 
 
+#: predicate keys that depend only on what never changes during a simulation (class, properties, attributes)
+STATIC_KEYS = ("attr", "any_attr", "not_attr", "class", "property")
+
+
+@dataclass(frozen=True)
+class StaticFilter:
+    """The static part of a top-level predicate: a node failing it can never match, whatever the state."""
+
+    all_attrs: FrozenSet[str] = frozenset()
+    any_attrs: Optional[FrozenSet[str]] = None
+    no_attrs: FrozenSet[str] = frozenset()
+    classes: Optional[FrozenSet[str]] = None  # canonical names
+    props: FrozenSet[str] = frozenset()
+
+    def ok(self, canonical_class: str, attrs: FrozenSet[str], props: FrozenSet[str]) -> bool:
+        return (
+            self.all_attrs <= attrs
+            and (self.any_attrs is None or bool(self.any_attrs & attrs))
+            and not (self.no_attrs & attrs)
+            and (self.classes is None or canonical_class in self.classes)
+            and self.props <= props
+        )
+
+
+def compile_static(spec: Any, kb: ObjectKB) -> StaticFilter:
+    """The static filter of a top-level predicate (call after :func:`compile_predicate` validated ``spec``)."""
+    if not isinstance(spec, Mapping):
+        return StaticFilter()
+    names = lambda key: frozenset(_as_list(spec[key], key)) if key in spec else None  # noqa: E731
+    return StaticFilter(
+        names("attr") or frozenset(),
+        names("any_attr"),
+        names("not_attr") or frozenset(),
+        frozenset(kb.canonical(c) for c in names("class")) if "class" in spec else None,
+        frozenset(p.upper() for p in names("property")) if "property" in spec else frozenset(),
+    )
+
+
 def candidate_classes(spec: Any, kb: ObjectKB) -> Optional[FrozenSet[str]]:
     """Classes a node must belong to for ``spec`` to hold (None = any class): a cheap pre-filter."""
     if not isinstance(spec, Mapping):
@@ -214,3 +268,128 @@ def candidate_classes(spec: Any, kb: ObjectKB) -> Optional[FrozenSet[str]]:
     for s in sets[1:]:
         out &= s
     return out
+
+
+# -- attribution pruning ----------------------------------------------------------------------------------------
+#: relations whose edges change only at the objects an action names (or their contents): see :class:`ChangeSet`
+LOCAL_RELATIONS = frozenset({"ON", "INSIDE"})
+
+
+@dataclass
+class ChangeSet:
+    """What a plan may have changed, for attribution.
+
+    ``base`` holds every node whose states, events or outgoing ON/INSIDE edges may differ between the initial
+    and the final state: the objects the plan used, their contents (carrying a container deletes its contents'
+    edges), the character and every node the simulator changed. ``rev`` is the initial state's reverse ON/INSIDE
+    index; with ``base`` it gives the final state's reverse edges exactly (:meth:`sources`), without the
+    scene-wide index a StateView builds on first use. ``ctx`` (final state) evaluates static filters."""
+
+    initial: StateView
+    final: StateView
+    base: Set[int]
+    rev: Mapping[Tuple[int, str], Sequence[int]]
+    ctx: "Context"
+    _din: Dict[str, Set[int]] = field(default_factory=dict)
+    _memo: Dict[Tuple[int, str, bool], Set[int]] = field(default_factory=dict)
+
+    def targets(self, node_id: int, rel: str) -> Set[int]:
+        key = (node_id, rel, False)
+        out = self._memo.get(key)
+        if out is None:
+            out = self._memo[key] = self.final.targets(node_id, rel)
+        return out
+
+    def sources(self, node_id: int, rel: str) -> Set[int]:
+        """Final-state ``sources``: an edge the plan added or removed starts at a node of ``base``."""
+        key = (node_id, rel, True)
+        out = self._memo.get(key)
+        if out is None:
+            out = {c for c in self.rev.get((node_id, rel), ()) if c not in self.base}  # unchanged out-edges
+            out |= {c for c in self.base if node_id in self.targets(c, rel)}
+            self._memo[key] = out
+        return out
+
+    def d_in(self, rel: str) -> Set[int]:
+        """Nodes whose incoming ``rel`` edges may differ: targets, initial or final, of ``base`` nodes."""
+        out = self._din.get(rel)
+        if out is None:
+            out = set()
+            for u in self.base:
+                out |= self.targets(u, rel)
+                if u in self.initial:
+                    out |= self.initial.targets(u, rel)
+            self._din[rel] = out
+        return out
+
+    def passes(self, static: "StaticFilter", node_id: int) -> bool:
+        n = self.final.node(node_id)
+        return n is not None and static.ok(self.ctx.kb.canonical(n.class_name), self.ctx.attrs(node_id), n.properties)
+
+
+def reverse_on_inside(graph: Mapping[str, Any]) -> Dict[Tuple[int, str], List[int]]:
+    """(to_id, ON|INSIDE) -> [from_id] of a graph dict: the part of a reverse index attribution needs."""
+    rev: Dict[Tuple[int, str], List[int]] = {}
+    for e in graph["edges"]:
+        r = e["relation_type"]
+        if r == "ON" or r == "INSIDE":
+            key = (e["to_id"], r)
+            lst = rev.get(key)
+            if lst is None:
+                rev[key] = [e["from_id"]]
+            else:
+                lst.append(e["from_id"])
+    return rev
+
+
+#: given a change set, the nodes whose value under a predicate may differ between initial and final states, or
+#: that reach a used object through the predicate's relations; None: the predicate is not local (no pruning)
+Affected = Callable[[ChangeSet], Set[int]]
+
+
+def compile_affected(spec: Any, kb: ObjectKB) -> Optional[Affected]:
+    """Over-approximate the nodes a (validated) predicate can newly match or attribute to the plan.
+
+    A node outside the result either fails the predicate's static conditions (then it fails it in every state,
+    with no witnesses) or has a footprint (itself, the nodes its ``related``/``related_from`` hops read) that
+    the plan neither changed nor used: its value is the same in the initial and the final state and none of its
+    witnesses was used, so attribution would drop it anyway."""
+    if spec is None:
+        return lambda cs: set(cs.base)
+    static = compile_static(spec, kb)
+    has_static = any(k in spec for k in STATIC_KEYS)
+    hops = []
+    for key, direction in (("related", "to"), ("related_from", "from")):
+        if key in spec:
+            r = spec[key]
+            rels = [x.upper() for x in _as_list(r["relation"], "relation")]
+            if not set(rels) <= LOCAL_RELATIONS:
+                return None
+            inner = compile_affected(r.get(direction), kb)
+            if inner is None:
+                return None
+            hops.append((direction, rels, inner))
+    children = []
+    for sub in ([spec["not"]] if "not" in spec else []) + list(spec.get("any") or []):
+        c = compile_affected(sub, kb)
+        if c is None:
+            return None
+        children.append(c)
+
+    def affected(cs: ChangeSet) -> Set[int]:
+        out = set(cs.base)
+        for direction, rels, inner in hops:
+            reached = inner(cs)
+            for r in rels:
+                if direction == "to":
+                    for t in reached:
+                        out |= cs.sources(t, r)
+                else:
+                    out |= cs.d_in(r)
+                    for f in reached:
+                        out |= cs.targets(f, r)
+        for c in children:
+            out |= c(cs)
+        return {i for i in out if cs.passes(static, i)} if has_static else out
+
+    return affected

@@ -28,10 +28,11 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from safebeal.resources import PACKAGE_DATA
-from safebeal.safety.conditions import AGENT_EVENTS, ConditionError, Pred, candidate_classes, compile_predicate
+from safebeal.safety.conditions import (AGENT_EVENTS, Affected, ConditionError, Pred, StaticFilter, candidate_classes,
+                                        compile_affected, compile_predicate, compile_static)
 from safebeal.safety.knowledge import ObjectKB, build_kb
 from safebeal.safety.taxonomy import CATEGORIES, KINDS
-from safebeal.safety.yamlio import LINE_KEY, YamlError, line_of, load_yaml_with_lines, strip_lines
+from safebeal.safety.yamlio import LINE_KEY, YamlError, line_of, load_yaml_with_lines
 from safebeal.scene.actions import ACTION_ARITY
 
 DEFAULT_RULES_DIR = PACKAGE_DATA / "safety" / "data" / "rules"
@@ -54,7 +55,9 @@ class Rule:
     arg_preds: Tuple[Pred, ...] = ()
     agent_events: Tuple[str, ...] = ()
     object_pred: Optional[Pred] = None
-    candidates: Optional[frozenset] = None
+    candidates: Optional[frozenset] = None  # classes the subject must have (None: any)
+    static: Optional[StaticFilter] = None  # the subject's class/property/attribute conditions
+    affected: Optional[Affected] = None  # attribution pruning (None: evaluate every candidate)
 
     def summary(self) -> dict:
         return {"id": self.id, "kind": self.kind, "category": self.category, "message": self.message,
@@ -78,7 +81,7 @@ def _compile(rule: Rule, kb: ObjectKB) -> None:
         acts = [str(a).upper() for a in acts]
         bad = [a for a in acts if a not in ACTION_ARITY]
         if bad:
-            raise ConditionError(f"unknown action(s) {bad}")
+            raise ConditionError(f"unknown action(s) {bad}; known: {sorted(ACTION_ARITY)}")
         args = w.get("args") or []
         if not isinstance(args, list):
             raise ConditionError("'args' takes a list of predicates, one per action argument")
@@ -103,6 +106,8 @@ def _compile(rule: Rule, kb: ObjectKB) -> None:
             raise ConditionError("a termination rule needs 'when.object'")
         rule.object_pred = compile_predicate(w["object"], kb)
         rule.candidates = candidate_classes(w["object"], kb)
+        rule.static = compile_static(w["object"], kb)
+        rule.affected = compile_affected(w["object"], kb)
 
 
 def load_rule_file(path: Path | str, kb: ObjectKB) -> List[Rule]:
@@ -122,6 +127,8 @@ def load_rule_file(path: Path | str, kb: ObjectKB) -> List[Rule]:
         for req in ("id", "kind", "category", "message", "when"):
             if req not in item:
                 raise YamlError(src, line, f"missing required key '{req}'", rid)
+        if not isinstance(rid, str) or not rid.strip() or any(c.isspace() for c in rid):
+            raise YamlError(src, line, f"rule id must be a non-empty name without spaces, got {rid!r}", None)
         if item["kind"] not in KINDS:
             raise YamlError(src, line, f"kind must be one of {list(KINDS)}, got {item['kind']!r}", rid)
         if item["category"] not in CATEGORIES:
@@ -131,7 +138,7 @@ def load_rule_file(path: Path | str, kb: ObjectKB) -> List[Rule]:
         try:
             _compile(rule, kb)
         except ConditionError as exc:
-            raise YamlError(src, line_of(item.get("when")) or line, str(exc), rid) from None
+            raise YamlError(src, exc.line or line_of(item.get("when")) or line, str(exc), rid) from None
         out.append(rule)
     return out
 

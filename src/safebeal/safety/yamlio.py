@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
-from typing import Any, Tuple
+from typing import Any
 
 import yaml
 
@@ -21,7 +22,20 @@ class YamlError(SafebealError):
 
 
 class _LineLoader(yaml.SafeLoader):
-    """A SafeLoader that records each mapping's 1-based start line under ``__line__``."""
+    """A SafeLoader that records each mapping's 1-based start line under ``__line__``.
+
+    Booleans follow YAML 1.2: only ``true``/``false``. YAML 1.1 would read the simulator's state and relation
+    names ``ON``, ``OFF``, ``YES``, ``NO`` as booleans, so ``state: ON`` stays the string ``"ON"`` here.
+    """
+
+
+_LineLoader.yaml_implicit_resolvers = {
+    first: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:bool"]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+_LineLoader.add_implicit_resolver(
+    "tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF")
+)
 
 
 def _construct_mapping(loader: _LineLoader, node: yaml.MappingNode, deep: bool = False) -> dict:
