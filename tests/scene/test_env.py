@@ -109,3 +109,17 @@ def test_load_scene_file_formats_and_errors(tmp_path, prog392):
     (tmp_path / "badnode.json").write_text('{"nodes": [{"id": 1}], "edges": []}')
     with pytest.raises(SceneLoadError, match="node #0 lacks"):
         load_scene(tmp_path / "badnode.json")
+
+
+def test_fork_is_an_independent_continuation(scene):
+    env = SceneEnv(scene)
+    env.reset()
+    first = env.step("[WALK] <dining_room> (201)")
+    assert first.ok
+    fork = env.fork()
+    a = env.step("[WALK] <bathroom> (1)")
+    b = fork.step("[WALK] <bedroom> (67)")
+    assert a.ok and b.ok
+    char = scene.character_id
+    assert env.state.room_of(char) == 1 and fork.state.room_of(char) == 67
+    assert a.before is b.before  # both continued from the same shared state

@@ -153,6 +153,15 @@ class SceneEnv:
                 break
         return traj
 
+    def fork(self) -> "SceneEnv":
+        """An independent continuation of this episode from its current state (cheap: no copy of the graph).
+
+        Safe because the simulator never changes a state in place: every step builds a new ``EnvironmentState``
+        layered over the previous one, so the fork and the original can step on without affecting each other."""
+        import copy
+
+        return copy.copy(self)
+
     # -- internals -------------------------------------------------------------------------------
     def _error(self, kind: str, msg: str, line: ScriptLine, sim_type: Optional[str] = None) -> StepError:
         return StepError(kind, msg, self._t, str(line), line.line_no, sim_type)

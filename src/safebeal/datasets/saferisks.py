@@ -1,0 +1,296 @@
+"""SafeRisks: hazard-prone household tasks, each with an executable environment, a goal, a verified safe plan
+and at least one verified unsafe plan (see ``docs/saferisks.md``).
+
+    from safebeal.datasets.saferisks import load_entries
+    entries = load_entries()                 # the shipped file
+    e = entries[0]
+    scene = e.scene()                        # base scene + diff, materialised (LRU-cached)
+    goal = e.goal_spec()                     # GoalSpec (node-state and edge goals)
+
+Importing this module registers three datasets: ``saferisks`` (all entries), ``saferisks-train`` and
+``saferisks-test`` (split by task family: no family has entries on both sides).
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import threading
+from collections import OrderedDict
+from pathlib import Path
+from typing import Any, Dict, List, Literal, Optional, Sequence, Tuple, Union
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from safebeal.datasets.base import DATASETS, Dataset, Task
+from safebeal.datasets.goals import GoalSpec
+from safebeal.errors import SafebealError
+from safebeal.resources import PACKAGE_DATA
+from safebeal.safety.taxonomy import SLUGS
+from safebeal.scene import SceneGraph, ScriptSyntaxError, parse_line
+
+DATA_FILE = PACKAGE_DATA / "datasets" / "data" / "saferisks.jsonl.gz"
+SCHEMA_VERSION = 1
+
+
+class SafeRisksError(SafebealError):
+    pass
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=False)
+
+
+class AddedObject(_Model):
+    """A new object: its class, where it is (``relation`` ``target``) and its initial states."""
+
+    id: int
+    class_name: str
+    relation: Literal["ON", "INSIDE"]
+    target: int
+    states: List[str] = Field(default_factory=list)
+
+
+class MovedObject(_Model):
+    id: int
+    relation: Literal["ON", "INSIDE"]
+    target: int
+
+
+class EnvironmentDiff(_Model):
+    add: List[AddedObject] = Field(default_factory=list)
+    move: List[MovedObject] = Field(default_factory=list)
+    states: Dict[int, List[str]] = Field(default_factory=dict)
+    character_room: Optional[int] = None
+
+
+class Environment(_Model):
+    base: str  # "activity:<program id>"
+    diff: EnvironmentDiff = Field(default_factory=EnvironmentDiff)
+
+
+class UnsafePlan(_Model):
+    plan: List[str]
+    rule_id: str
+    category: str
+    note: str = ""
+
+    @field_validator("category")
+    @classmethod
+    def _slug(cls, v: str) -> str:
+        if v not in SLUGS:
+            raise ValueError(f"unknown category {v!r}; known: {list(SLUGS)}")
+        return v
+
+
+class Source(_Model):
+    kind: Literal["procedural", "llm"]
+    family: Optional[str] = None  # the hazard seed (task family) it was generated from
+    template: Optional[int] = None  # index of the family's instruction phrasing
+    seed: Optional[int] = None
+    backend: Optional[str] = None
+    roles: List[str] = Field(default_factory=list)
+    round: Optional[int] = None
+
+
+def _check_plan(lines: Sequence[str], what: str) -> None:
+    for i, ln in enumerate(lines, 1):
+        try:
+            parse_line(ln, i, what)
+        except ScriptSyntaxError as exc:
+            raise ValueError(str(exc)) from None
+
+
+class SafeRisksEntry(_Model):
+    id: str
+    instruction: str
+    categories: List[str]
+    hazard: str
+    environment: Environment
+    goal: Dict[str, Any]  # vh_goal form: {"goal": [{"id","state"} | {"from_id","relation_type","to_id"}], "actions": []}
+    safe_plan: List[str]
+    unsafe_plans: List[UnsafePlan]
+    source: Source
+    family: str
+    split: Literal["train", "test"]
+    objects: List[Tuple[str, int]] = Field(default_factory=list)  # (class, id) the planner prompt lists
+
+    @field_validator("categories")
+    @classmethod
+    def _cats(cls, v: List[str]) -> List[str]:
+        bad = [c for c in v if c not in SLUGS]
+        if bad or not v:
+            raise ValueError(f"categories must be a non-empty list of {list(SLUGS)}, got {v}")
+        return v
+
+    @model_validator(mode="after")
+    def _consistent(self) -> "SafeRisksEntry":
+        if not self.unsafe_plans:
+            raise ValueError("at least one unsafe plan is required")
+        if not self.safe_plan:
+            raise ValueError("the safe plan is empty")
+        _check_plan(self.safe_plan, f"{self.id} safe_plan")
+        for k, u in enumerate(self.unsafe_plans):
+            _check_plan(u.plan, f"{self.id} unsafe_plans[{k}]")
+        missing = {u.category for u in self.unsafe_plans} - set(self.categories)
+        if missing:
+            raise ValueError(f"unsafe plan categories {sorted(missing)} are not in categories {self.categories}")
+        try:
+            GoalSpec.from_vh_goal(self.goal, source="goal")
+        except SafebealError as exc:
+            raise ValueError(str(exc)) from None
+        if not self.goal.get("goal"):
+            raise ValueError("the goal has no node or edge goals")
+        return self
+
+    # -- derived --------------------------------------------------------------------------------------
+    def scene(self) -> SceneGraph:
+        """The materialised environment (LRU-cached by id and content)."""
+        key = (self.id, self.environment.model_dump_json())
+        hit = _SCENES.get(key)
+        if hit is None:
+            from safebeal.generation.environment import materialise
+
+            hit = materialise(self.environment.base, self.environment.diff, source=f"saferisks:{self.id}")
+            _SCENES.put(key, hit)
+        return hit
+
+    def goal_spec(self) -> GoalSpec:
+        return GoalSpec.from_vh_goal(self.goal, source=f"saferisks:{self.id} goal")
+
+    def reference(self) -> str:
+        return "\n".join(self.safe_plan)
+
+    def to_json(self) -> str:
+        return json.dumps(self.model_dump(mode="json"), ensure_ascii=False, separators=(",", ":"))
+
+
+class _LRU:
+    def __init__(self, size: int):
+        self.size, self._d, self._lock = size, OrderedDict(), threading.Lock()
+
+    def get(self, key):
+        with self._lock:
+            if key in self._d:
+                self._d.move_to_end(key)
+                return self._d[key]
+        return None
+
+    def put(self, key, value):
+        with self._lock:
+            self._d[key] = value
+            while len(self._d) > self.size:
+                self._d.popitem(last=False)
+
+
+_SCENES = _LRU(32)
+
+
+# -- files ------------------------------------------------------------------------------------------------
+def _open_text(path: Path):
+    raw = path.read_bytes()
+    if raw[:2] == b"\x1f\x8b":
+        raw = gzip.decompress(raw)
+    return io.StringIO(raw.decode("utf-8"))
+
+
+def parse_entry(obj: Any, where: str) -> SafeRisksEntry:
+    try:
+        return SafeRisksEntry.model_validate(obj)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        loc = ".".join(str(x) for x in first.get("loc", ()))
+        raise SafeRisksError(f"{where}: invalid SafeRisks entry: {loc}: {first.get('msg')} "
+                             f"({exc.error_count()} error(s))") from None
+
+
+def load_entries(path: Union[str, Path, None] = None) -> List[SafeRisksEntry]:
+    """Entries of a SafeRisks JSONL file (gzip or plain); default: the shipped file."""
+    p = Path(path) if path is not None else DATA_FILE
+    if not p.is_file():
+        raise SafeRisksError(f"{p}: SafeRisks file not found (build it with `safebeal saferisks build`)")
+    out, seen = [], {}
+    for lineno, line in enumerate(_open_text(p), 1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise SafeRisksError(f"{p}:{lineno}: not JSON: {exc.msg}") from None
+        e = parse_entry(obj, f"{p}:{lineno}")
+        if e.id in seen:
+            raise SafeRisksError(f"{p}:{lineno}: duplicate entry id {e.id!r} (first at line {seen[e.id]})")
+        seen[e.id] = lineno
+        out.append(e)
+    return out
+
+
+def dump_entries(entries: Sequence[SafeRisksEntry], path: Union[str, Path]) -> Path:
+    """Write JSONL (gzip, deterministic: mtime 0, no file name, if the name ends in .gz)."""
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    text = "".join(e.to_json() + "\n" for e in entries).encode("utf-8")
+    if p.suffix == ".gz":
+        buf = io.BytesIO()
+        with gzip.GzipFile(filename="", mode="wb", fileobj=buf, mtime=0, compresslevel=9) as gz:
+            gz.write(text)
+        p.write_bytes(buf.getvalue())
+    else:
+        p.write_bytes(text)
+    return p
+
+
+# -- benchmark tasks ---------------------------------------------------------------------------------------
+def entry_task(e: SafeRisksEntry, dataset: str) -> Task:
+    return Task(
+        id=e.id,
+        dataset=dataset,
+        instruction=e.instruction,
+        scene=e.scene,
+        goal=e.goal_spec,
+        reference=e.reference(),
+        objects=[(c, i) for c, i in e.objects],
+        categories=list(e.categories),
+        meta={"family": e.family, "hazard": e.hazard, "unsafe_plans": [u.model_dump() for u in e.unsafe_plans],
+              "split": e.split, "source": e.source.kind},
+    )
+
+
+@DATASETS.register("saferisks", help="SafeRisks: hazard-prone tasks with environments, goals, safe and unsafe plans")
+class SafeRisksDataset(Dataset):
+    name = "saferisks"
+    part: Optional[str] = None
+
+    def __init__(self, path: Optional[str] = None, category: Optional[str] = None, limit: int = 0,
+                 arg: Optional[str] = None):
+        self.path = path or arg
+        if category is not None and category not in SLUGS:
+            raise SafeRisksError(f"unknown category {category!r}; known: {list(SLUGS)}")
+        self.category, self.limit = category, int(limit or 0)
+
+    def entries(self) -> List[SafeRisksEntry]:
+        es = load_entries(self.path)
+        if self.part is not None:
+            es = [e for e in es if e.split == self.part]
+        if self.category is not None:
+            es = [e for e in es if self.category in e.categories]
+        return es[: self.limit] if self.limit else es
+
+    def tasks(self) -> List[Task]:
+        return [entry_task(e, self.name) for e in self.entries()]
+
+    def config(self) -> dict:
+        return {"name": self.name, "path": str(self.path or DATA_FILE), "category": self.category, "limit": self.limit}
+
+
+@DATASETS.register("saferisks-train", help="SafeRisks training split (held-out task families excluded)")
+class SafeRisksTrainDataset(SafeRisksDataset):
+    name = "saferisks-train"
+    part = "train"
+
+
+@DATASETS.register("saferisks-test", help="SafeRisks test split (~20% of the task families, held out)")
+class SafeRisksTestDataset(SafeRisksDataset):
+    name = "saferisks-test"
+    part = "test"

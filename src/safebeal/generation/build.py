@@ -1,0 +1,275 @@
+"""Build, validate and describe the SafeRisks file.
+
+    build(seed=0)          # procedural families (+ the LLM generator if given a backend) -> saferisks.jsonl.gz
+    validate(entries)      # re-verify every entry from its own data, and every instruction pair's Rouge-L
+    stats(entries, out)    # counts, and PNGs of the category distribution and the 20 most frequent objects
+
+Beside the output file the build writes ``<name>.rejections.jsonl.gz`` (every rejected candidate with its
+reason) and ``<name>.build.json`` (counts per category and family, the Rouge-L threshold and the
+distribution of each instruction's nearest-neighbour Rouge-L). All three are deterministic for a seed.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import multiprocessing as mp
+import os
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
+
+from safebeal.datasets.saferisks import DATA_FILE, SafeRisksEntry, dump_entries
+from safebeal.errors import SafebealError
+from safebeal.generation.procedural import FamilyResult, Rejection, generate_family, held_out_families
+from safebeal.generation.rouge import pairs_at_or_above
+from safebeal.generation.seeds import Common, HazardSeed, load_common, load_seeds
+from safebeal.generation.verify import Problem, summarize, verify_entry
+from safebeal.safety.taxonomy import SLUGS
+
+ROUGE_BINS = (0.0, 0.5, 0.6, 0.65, 0.7, 1.01)
+
+
+def sidecar(out: Path, kind: str) -> Path:
+    """``saferisks.jsonl.gz`` -> ``saferisks.<kind>``."""
+    name = out.name
+    for suf in (".gz", ".jsonl", ".json"):
+        name = name.removesuffix(suf)
+    return out.with_name(f"{name}.{kind}")
+
+
+def _write_gz_jsonl(path: Path, rows: Iterable[dict]) -> None:
+    text = "".join(json.dumps(r, ensure_ascii=False, separators=(",", ":")) + "\n" for r in rows).encode()
+    buf = io.BytesIO()
+    with gzip.GzipFile(filename="", mode="wb", fileobj=buf, mtime=0, compresslevel=9) as gz:
+        gz.write(text)
+    path.write_bytes(buf.getvalue())
+
+
+def default_workers() -> int:
+    return max(1, min(2, os.cpu_count() or 1))
+
+
+def _pool(workers: int):
+    ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else mp.get_context()
+    return ctx.Pool(processes=workers)
+
+
+# -- procedural ------------------------------------------------------------------------------------------------
+def _family_job(args: Tuple[HazardSeed, Common, int, Optional[int]]) -> FamilyResult:
+    fam, common, seed, count = args
+    return generate_family(fam, common, seed, target=count)
+
+
+def run_families(families: Sequence[HazardSeed], common: Common, seed: int, workers: int = 1,
+                 count: Optional[int] = None) -> List[FamilyResult]:
+    jobs = [(f, common, seed, count) for f in families]
+    if workers <= 1 or len(jobs) <= 1:
+        return [_family_job(j) for j in jobs]
+    # longest first would balance better, but imap keeps the order; chunks of one family balance well enough
+    with _pool(workers) as pool:
+        return list(pool.imap(_family_job, jobs, chunksize=1))
+
+
+def cross_family_dedup(entries: List[SafeRisksEntry], threshold: float) -> Tuple[List[SafeRisksEntry], List[Rejection]]:
+    """Drop the later entry of every cross-family pair at or above ``threshold`` (families are checked within
+    themselves as they are generated)."""
+    pairs = pairs_at_or_above([e.instruction for e in entries], threshold)
+    dropped: Dict[int, Tuple[int, float]] = {}
+    for i, j, s in sorted(pairs):
+        if i in dropped or j in dropped:
+            continue
+        if entries[i].family == entries[j].family:  # cannot happen for procedural entries
+            continue
+        dropped[j] = (i, s)
+    kept = [e for k, e in enumerate(entries) if k not in dropped]
+    rej = [Rejection(entries[j].family, -1, "duplicate",
+                     f"Rouge-L {s:.3f} >= {threshold} with {entries[i].id} ({entries[i].instruction!r})",
+                     entries[j].instruction, entries[j].id) for j, (i, s) in sorted(dropped.items())]
+    return kept, rej
+
+
+@dataclass
+class BuildReport:
+    out: Path
+    entries: List[SafeRisksEntry]
+    rejections: List[Rejection]
+    summary: Dict[str, Any] = field(default_factory=dict)
+
+
+def build(seed: int = 0, out: Path | str = DATA_FILE, family_ids: Optional[Sequence[str]] = None,
+          workers: Optional[int] = None, seed_paths: Optional[Sequence[Path | str]] = None,
+          llm_backend: Any = None, rounds: int = 0, per_agent: int = 3, write: bool = True,
+          count: Optional[int] = None) -> BuildReport:
+    """Generate, deduplicate, split and (``write``) save SafeRisks. ``llm_backend``: a backend spec or object
+    for the multi-agent generator (``rounds`` rounds); its entries follow the procedural ones. ``count``:
+    entries per family (default: each family's own, else ``common.yaml``'s)."""
+    out = Path(out)
+    common = load_common()
+    all_fams = load_seeds(seed_paths)
+    fams = all_fams
+    if family_ids is not None:
+        known = {f.id for f in all_fams}
+        unknown = [f for f in family_ids if f not in known]
+        if unknown:
+            raise SafebealError(f"unknown family id(s) {unknown}")
+        fams = [f for f in all_fams if f.id in set(family_ids)]
+    test = set(held_out_families(all_fams, common.test_fraction))
+    results = run_families(fams, common, seed, workers if workers is not None else default_workers(), count)
+    entries = [e for r in results for e in r.entries]
+    rejections = [x for r in results for x in r.rejections]
+    entries, dup = cross_family_dedup(entries, common.rouge_threshold)
+    rejections += dup
+    for e in entries:
+        e.split = "test" if e.family in test else "train"
+    llm_summary = None
+    if llm_backend is not None and rounds > 0:
+        from safebeal.generation.multiagent import MultiAgentGenerator
+
+        gen = MultiAgentGenerator(llm_backend, common=common, seeds=all_fams, rounds=rounds, per_agent=per_agent,
+                                  admitted=[e.instruction for e in entries])
+        res = gen.run()
+        entries += res.entries
+        rejections += [Rejection(r.family, r.attempt, r.kind, r.message, r.instruction) for r in res.rejections]
+        llm_summary = res.summary()
+    summary = describe(entries, common.rouge_threshold)
+    summary.update({"seed": seed, "families": len(fams), "rejections": dict(Counter(r.kind for r in rejections))})
+    if count is not None:
+        summary["count"] = count
+    if llm_summary is not None:
+        summary["llm"] = llm_summary
+    if write:
+        dump_entries(entries, out)
+        _write_gz_jsonl(sidecar(out, "rejections.jsonl.gz"), (r.to_dict() for r in rejections))
+        sidecar(out, "build.json").write_text(json.dumps(summary, indent=1, sort_keys=True) + "\n")
+    return BuildReport(out, entries, rejections, summary)
+
+
+def nearest_neighbour_hist(texts: Sequence[str], floor: float = 0.5) -> Dict[str, int]:
+    """How many instructions have their highest Rouge-L with another instruction in each bin."""
+    best = [0.0] * len(texts)
+    for i, j, s in pairs_at_or_above(texts, floor):
+        best[i] = max(best[i], s)
+        best[j] = max(best[j], s)
+    hist: Dict[str, int] = {}
+    for lo, hi in zip(ROUGE_BINS, ROUGE_BINS[1:]):
+        label = f"[{lo:.2f},{min(hi, 1.0):.2f}{']' if hi > 1 else ')'}"
+        hist[label] = sum(1 for b in best if lo <= b < hi)
+    return hist
+
+
+def describe(entries: Sequence[SafeRisksEntry], threshold: float) -> Dict[str, Any]:
+    per_cat = {c: 0 for c in SLUGS}
+    fam_cat: Dict[str, Counter] = {c: Counter() for c in SLUGS}
+    templates = set()
+    for e in entries:
+        for c in e.categories:
+            per_cat[c] += 1
+            fam_cat[c][e.family] += 1
+        if e.source.kind == "procedural":
+            templates.add((e.family, e.source.template))
+        else:
+            templates.add((e.family, e.instruction))
+    dominance = {c: (round(max(fc.values()) / sum(fc.values()), 3) if fc else 0.0) for c, fc in fam_cat.items()}
+    return {
+        "entries": len(entries),
+        "per_category": per_cat,
+        "per_split": dict(Counter(e.split for e in entries)),
+        "per_source": dict(Counter(e.source.kind for e in entries)),
+        "families": len({e.family for e in entries}),
+        "templates": len(templates),
+        "max_family_share_per_category": dominance,
+        "rouge_threshold": threshold,
+        "nearest_neighbour_rouge_l": nearest_neighbour_hist([e.instruction for e in entries]),
+    }
+
+
+# -- validation ------------------------------------------------------------------------------------------------
+def _validate_job(rows: List[dict]) -> List[Tuple[str, List[dict]]]:
+    out = []
+    for row in rows:
+        e = SafeRisksEntry.model_validate(row)
+        out.append((e.id, [p.to_dict() for p in verify_entry(e)]))
+    return out
+
+
+def validate(entries: Sequence[SafeRisksEntry], workers: Optional[int] = None,
+             threshold: Optional[float] = None) -> Dict[str, Any]:
+    """Re-verify every entry (materialise, run both plans, goal, detector) and every instruction pair.
+
+    Returns the :func:`~safebeal.generation.verify.summarize` counts plus ``problems_by_entry`` and
+    ``rouge`` (threshold, pairs at or above it)."""
+    workers = workers if workers is not None else default_workers()
+    rows = [e.model_dump(mode="json") for e in entries]
+    if workers <= 1 or len(rows) < 8:
+        pairs = _validate_job(rows)
+    else:
+        n = max(1, len(rows) // (workers * 8))
+        chunks = [rows[i:i + n] for i in range(0, len(rows), n)]
+        with _pool(workers) as pool:
+            pairs = [x for part in pool.imap(_validate_job, chunks) for x in part]
+    results = {eid: [Problem(**p) for p in probs] for eid, probs in pairs}
+    thr = threshold if threshold is not None else load_common().rouge_threshold
+    close = pairs_at_or_above([e.instruction for e in entries], thr)
+    for i, j, s in close:
+        results.setdefault(entries[j].id, []).append(
+            Problem("duplicate", f"instruction Rouge-L {s:.3f} >= {thr} with {entries[i].id}"))
+    seen: Dict[str, int] = {}
+    for k, e in enumerate(entries):
+        if e.id in seen:
+            results.setdefault(e.id, []).append(Problem("parse", f"duplicate id (also entry #{seen[e.id]})"))
+        seen[e.id] = k
+    summary = summarize(results, entries)
+    summary["rouge"] = {"threshold": thr, "pairs_at_or_above": len(close)}
+    summary["problems_by_entry"] = {k: [p.to_dict() for p in v] for k, v in results.items() if v}
+    return summary
+
+
+# -- stats -----------------------------------------------------------------------------------------------------
+def object_counts(entries: Sequence[SafeRisksEntry]) -> Counter:
+    """How many entries list each object class (rooms left out)."""
+    c: Counter = Counter()
+    rooms = {"bathroom", "bedroom", "dining_room", "home_office"}
+    for e in entries:
+        for cls in {cls for cls, _ in e.objects if cls not in rooms}:
+            c[cls] += 1
+    return c
+
+
+def stats(entries: Sequence[SafeRisksEntry], out_dir: Optional[Path | str] = None) -> Dict[str, Any]:
+    per_cat = Counter(c for e in entries for c in e.categories)
+    objs = object_counts(entries)
+    info = {"entries": len(entries), "per_category": {c: per_cat.get(c, 0) for c in SLUGS},
+            "top_objects": objs.most_common(20), "per_split": dict(Counter(e.split for e in entries)),
+            "families": len({e.family for e in entries})}
+    if out_dir is not None:
+        out = Path(out_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        fig, ax = plt.subplots(figsize=(8, 4))
+        cats = list(SLUGS)
+        ax.bar(cats, [per_cat.get(c, 0) for c in cats], color="#c0504d")
+        ax.set_ylabel("entries")
+        ax.set_title(f"SafeRisks: {len(entries)} entries by hazard category")
+        ax.tick_params(axis="x", rotation=35)
+        fig.tight_layout()
+        p1 = out / "saferisks_categories.png"
+        fig.savefig(p1, dpi=120)
+        plt.close(fig)
+        top = objs.most_common(20)
+        fig, ax = plt.subplots(figsize=(8, 5))
+        ax.barh([k for k, _ in reversed(top)], [v for _, v in reversed(top)], color="#4f81bd")
+        ax.set_xlabel("entries listing the object")
+        ax.set_title("20 most frequent objects")
+        fig.tight_layout()
+        p2 = out / "saferisks_objects.png"
+        fig.savefig(p2, dpi=120)
+        plt.close(fig)
+        info["figures"] = [str(p1), str(p2)]
+    return info

@@ -1,0 +1,174 @@
+"""CLI: ``safebeal saferisks build`` and ``safebeal dataset list|validate|stats``."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from safebeal.errors import SafebealError
+
+console = Console()
+err_console = Console(stderr=True)
+
+saferisks_app = typer.Typer(no_args_is_help=True, help="Build the SafeRisks dataset.")
+dataset_app = typer.Typer(no_args_is_help=True, help="List, validate and describe datasets.")
+
+#: dataset modules imported so that their datasets register themselves
+DATASET_MODULES = ("safebeal.datasets.virtualhome", "safebeal.datasets.saferisks", "safebeal.datasets.worldmodel")
+
+
+def _fail(exc: Exception, code: int = 2) -> None:
+    err_console.print(f"[bold red]error:[/] {exc}", highlight=False, markup=True)
+    raise typer.Exit(code)
+
+
+def _load_dataset_modules() -> None:
+    import importlib
+
+    for name in DATASET_MODULES:
+        try:
+            importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            if exc.name and name.startswith(exc.name):
+                continue
+            raise
+
+
+@saferisks_app.command("build")
+def saferisks_build(
+    seed: int = typer.Option(0, "--seed", help="Random seed of the procedural generator."),
+    out: Optional[Path] = typer.Option(None, "--out", help="Output JSONL (.gz for gzip). Default: the shipped file."),
+    family: Optional[List[str]] = typer.Option(None, "--family", help="Only these family ids (repeatable)."),
+    workers: Optional[int] = typer.Option(None, "--workers", help="Processes (default: min(2, CPUs))."),
+    count: Optional[int] = typer.Option(None, "--count", help="Entries per family (default: the seeds' own)."),
+    llm_backend: Optional[str] = typer.Option(None, "--llm-backend", help="Backend spec for the multi-agent generator, e.g. openai:model=gpt-4o."),
+    rounds: int = typer.Option(0, "--rounds", help="Dialogue rounds of the multi-agent generator."),
+    per_agent: int = typer.Option(3, "--per-agent", help="Candidates each role agent proposes per round."),
+) -> None:
+    """Generate SafeRisks (procedural seeds, plus LLM role agents with --llm-backend) and write it, with a
+    rejection log and a build summary beside it."""
+    from safebeal.datasets.saferisks import DATA_FILE
+    from safebeal.generation.build import build, sidecar
+
+    if llm_backend and rounds <= 0:
+        rounds = 2
+    target = out or DATA_FILE
+    t0 = time.perf_counter()
+    try:
+        rep = build(seed=seed, out=target, family_ids=family or None, workers=workers, llm_backend=llm_backend,
+                    rounds=rounds if llm_backend else 0, per_agent=per_agent, count=count)
+    except SafebealError as exc:
+        _fail(exc)
+    dt = time.perf_counter() - t0
+    s = rep.summary
+    console.print(f"wrote [bold]{len(rep.entries)}[/] entries to {target} in {dt:.1f}s "
+                  f"({s['families']} families, {s['templates']} instruction templates)")
+    console.print(f"rejections: {sum(s['rejections'].values())} {s['rejections']} -> {sidecar(Path(target), 'rejections.jsonl.gz')}")
+    t = Table("category", "entries", "max family share")
+    for c, n in s["per_category"].items():
+        t.add_row(c, str(n), f"{s['max_family_share_per_category'][c]:.0%}")
+    console.print(t)
+    console.print(f"instruction Rouge-L threshold {s['rouge_threshold']}; nearest-neighbour distribution "
+                  f"{s['nearest_neighbour_rouge_l']}")
+
+
+def _entries_for(name: str, path: Optional[Path]):
+    from safebeal.datasets.saferisks import load_entries
+
+    if name not in ("saferisks", "saferisks-train", "saferisks-test"):
+        raise SafebealError(f"dataset {name!r} has no validate/stats support; use saferisks")
+    es = load_entries(path)
+    if name != "saferisks":
+        part = name.split("-", 1)[1]
+        es = [e for e in es if e.split == part]
+    return es
+
+
+@dataset_app.command("list")
+def dataset_list(json_out: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
+    """Registered datasets."""
+    from safebeal.datasets.base import DATASETS
+
+    _load_dataset_modules()
+    rows = [{"name": e.name, "help": e.help} for e in DATASETS]
+    if json_out:
+        print(json.dumps(rows, indent=1))
+        return
+    t = Table("dataset", "description")
+    for r in rows:
+        t.add_row(r["name"], r["help"])
+    console.print(t)
+
+
+@dataset_app.command("validate")
+def dataset_validate(
+    name: str = typer.Argument(..., help="saferisks, saferisks-train or saferisks-test"),
+    path: Optional[Path] = typer.Option(None, "--path", help="A SafeRisks JSONL file (default: the shipped one)."),
+    workers: Optional[int] = typer.Option(None, "--workers", help="Processes (default: min(2, CPUs))."),
+    limit: int = typer.Option(0, "--limit", help="Validate only the first N entries."),
+    json_out: bool = typer.Option(False, "--json", help="Print the JSON report."),
+) -> None:
+    """Re-verify every entry: materialise its environment, run the safe and unsafe plans, check the goal and
+    the detector, and every pair of instructions' Rouge-L. Exit code 1 if any entry is invalid."""
+    from safebeal.generation.build import validate
+
+    t0 = time.perf_counter()
+    try:
+        es = _entries_for(name, path)
+        if limit:
+            es = es[:limit]
+        rep = validate(es, workers=workers)
+    except SafebealError as exc:
+        _fail(exc)
+    rep["seconds"] = round(time.perf_counter() - t0, 1)
+    if json_out:
+        print(json.dumps(rep, indent=1))
+    else:
+        t = Table("category", "valid", "invalid")
+        for c, d in rep["per_category"].items():
+            t.add_row(c, str(d["valid"]), f"[red]{d['invalid']}[/]" if d["invalid"] else "0")
+        console.print(t)
+        console.print(f"{rep['valid']}/{rep['entries']} entries valid; instruction pairs with Rouge-L >= "
+                      f"{rep['rouge']['threshold']}: {rep['rouge']['pairs_at_or_above']} ({rep['seconds']}s)")
+        for eid, probs in list(rep["problems_by_entry"].items())[:20]:
+            for p in probs:
+                console.print(f"[red]{eid}[/]: {p['kind']}: {p['message']}", highlight=False)
+    raise typer.Exit(0 if rep["invalid"] == 0 else 1)
+
+
+@dataset_app.command("stats")
+def dataset_stats(
+    name: str = typer.Argument(..., help="saferisks, saferisks-train or saferisks-test"),
+    path: Optional[Path] = typer.Option(None, "--path", help="A SafeRisks JSONL file (default: the shipped one)."),
+    out: Optional[Path] = typer.Option(None, "--out", help="Folder for the PNGs (category distribution, 20 most frequent objects)."),
+    json_out: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """Counts per category and split, the most frequent objects; PNG charts with --out."""
+    from safebeal.generation.build import stats
+
+    try:
+        info = stats(_entries_for(name, path), out)
+    except SafebealError as exc:
+        _fail(exc)
+    if json_out:
+        print(json.dumps(info, indent=1))
+        return
+    console.print(f"{info['entries']} entries, {info['families']} families, splits {info['per_split']}")
+    t = Table("category", "entries")
+    for c, n in info["per_category"].items():
+        t.add_row(c, str(n))
+    console.print(t)
+    console.print("top objects: " + ", ".join(f"{k} ({v})" for k, v in info["top_objects"]))
+    for f in info.get("figures", []):
+        console.print(f"wrote {f}")
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(saferisks_app, name="saferisks")
+    app.add_typer(dataset_app, name="dataset")

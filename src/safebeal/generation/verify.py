@@ -1,0 +1,133 @@
+"""Verification of a SafeRisks entry or candidate: the environment materialises, the safe plan executes,
+reaches the goal (at some step) and the detector finds it safe; every unsafe plan executes and the detector
+flags the intended rule (in the entry's category).
+
+Each failure is a :class:`Problem` with a ``kind`` from :data:`PROBLEM_KINDS`; these are also the rejection
+reasons the generators record.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Dict, List, Optional, Sequence
+
+from safebeal.datasets.goals import GoalSpec
+from safebeal.errors import SafebealError
+from safebeal.safety import SafetyDetector
+from safebeal.safety.knowledge import UnknownClassError
+from safebeal.scene import SceneGraph, Trajectory
+
+PROBLEM_KINDS = (
+    "parse",  # not JSON / not the candidate schema / a malformed plan line
+    "environment",  # the diff breaks placement, property or state data (also: unknown class, bad id)
+    "safe_not_executable",
+    "safe_goal_unmet",
+    "safe_flagged",  # the detector finds the safe plan unsafe
+    "unsafe_not_executable",
+    "unsafe_missed",  # the detector does not flag the intended rule
+    "unknown_rule",
+    "category_mismatch",  # the intended rule belongs to another category
+    "unknown_object_class",  # a plan acts on a class the object hazard knowledge base does not know
+    "duplicate",  # instruction Rouge-L with an admitted one at or above the threshold
+    "backend_error",
+)
+
+
+@dataclass(frozen=True)
+class Problem:
+    kind: str
+    message: str
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass
+class PlanReport:
+    executable: bool
+    reaches_goal: Optional[bool]
+    violations: List[dict] = field(default_factory=list)
+    error: Optional[str] = None
+
+
+_DETECTOR: Optional[SafetyDetector] = None
+
+
+def detector() -> SafetyDetector:
+    global _DETECTOR
+    if _DETECTOR is None:
+        _DETECTOR = SafetyDetector()
+    return _DETECTOR
+
+
+def check_safe(traj: Trajectory, goal: GoalSpec, det: SafetyDetector) -> List[Problem]:
+    if not traj.executable:
+        return [Problem("safe_not_executable", f"safe plan: {traj.error}")]
+    out = []
+    res = goal.evaluate(traj)
+    if not res.success:
+        out.append(Problem("safe_goal_unmet", f"safe plan does not reach the goal: {res.detail.get('unmet_at_end')}"))
+    try:
+        v = det.check(traj)
+    except UnknownClassError as exc:
+        return out + [Problem("unknown_object_class", f"safe plan: {exc}")]
+    if not v.safe:
+        msgs = "; ".join(f"{x.rule_id}: {x.message}" for x in v.violations)
+        out.append(Problem("safe_flagged", f"safe plan flagged: {msgs}"))
+    return out
+
+
+def check_unsafe(traj: Trajectory, rule_id: str, category: str, det: SafetyDetector, k: int = 0) -> List[Problem]:
+    try:
+        rule = det.rules.by_id(rule_id)
+    except KeyError:
+        return [Problem("unknown_rule", f"unsafe plan {k}: unknown rule id {rule_id!r}")]
+    if rule.category != category:
+        return [Problem("category_mismatch", f"unsafe plan {k}: rule {rule_id} is in {rule.category}, not {category}")]
+    if not traj.executable:
+        return [Problem("unsafe_not_executable", f"unsafe plan {k}: {traj.error}")]
+    try:
+        v = det.check(traj)
+    except UnknownClassError as exc:
+        return [Problem("unknown_object_class", f"unsafe plan {k}: {exc}")]
+    if not any(x.rule_id == rule_id for x in v.violations):
+        got = ", ".join(sorted({x.rule_id for x in v.violations})) or "nothing"
+        return [Problem("unsafe_missed", f"unsafe plan {k}: the detector flags {got}, not {rule_id}")]
+    return []
+
+
+def verify_entry(entry, det: Optional[SafetyDetector] = None) -> List[Problem]:
+    """Re-verify a stored :class:`~safebeal.datasets.saferisks.SafeRisksEntry` from its own data."""
+    det = det or detector()
+    try:
+        scene: SceneGraph = entry.scene()
+    except SafebealError as exc:
+        return [Problem("environment", str(exc))]
+    from safebeal.generation.plans import run_plans
+
+    goal = entry.goal_spec()
+    trajs = run_plans(scene, [entry.safe_plan] + [u.plan for u in entry.unsafe_plans])
+    problems = check_safe(trajs[0], goal, det)
+    for k, u in enumerate(entry.unsafe_plans):
+        problems += check_unsafe(trajs[k + 1], u.rule_id, u.category, det, k)
+    if set(entry.categories) != {u.category for u in entry.unsafe_plans}:
+        problems.append(Problem("category_mismatch", f"categories {entry.categories} differ from the unsafe plans' "
+                                                     f"{sorted({u.category for u in entry.unsafe_plans})}"))
+    return problems
+
+
+def summarize(results: Dict[str, List[Problem]], entries: Sequence) -> dict:
+    """Counts per category of valid and invalid entries (an entry counts in each of its categories)."""
+    from safebeal.safety.taxonomy import SLUGS
+
+    per = {c: {"valid": 0, "invalid": 0} for c in SLUGS}
+    kinds: Dict[str, int] = {}
+    for e in entries:
+        bad = bool(results.get(e.id))
+        for c in e.categories:
+            per[c]["invalid" if bad else "valid"] += 1
+        for p in results.get(e.id, []):
+            kinds[p.kind] = kinds.get(p.kind, 0) + 1
+    n_bad = sum(1 for e in entries if results.get(e.id))
+    return {"entries": len(entries), "valid": len(entries) - n_bad, "invalid": n_bad, "per_category": per,
+            "problems": kinds}
