@@ -38,7 +38,7 @@ def test_prompt_is_sent_as_is():
 
 
 @pytest.mark.parametrize("content,message", [
-    ('{"input": "x", "ref": "y"}\n{"input": "x"', "bad.jsonl:2: not a JSON object"),
+    ('{"input": "x", "ref": "y"}\n{"input": "x"', "bad.jsonl:2: not valid JSON"),
     ('{"input": "x"}', "bad.jsonl:1: missing key(s) 'ref'"),
     ('["x", "y"]', "bad.jsonl:1: expected a JSON object"),
     ('{"input": "x", "ref": 3}', "bad.jsonl:1: 'ref' must be a string"),

@@ -134,7 +134,7 @@ def test_mock_outputs_file_with_match_keys(tmp_path):
     "content, message",
     [
         ('{"match": "a", "text": "x"}\n"y"\n', "every line has 'match'"),
-        ("not json\n", "not JSON"),
+        ("not json\n", "not valid JSON"),
         ('{"text": "x", "bogus": 1}\n', "unknown keys"),
         ('{"fail": "meteor"}\n', "unknown mock failure kind"),
         ("\n", "empty"),

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence
 
 from safebeal.errors import SafebealError
+from safebeal.jsonl import iter_jsonl
 
 #: columns each method needs
 REQUIRED_COLUMNS: Dict[str, tuple] = {
@@ -56,22 +57,7 @@ def prefix_char_end(completion: str, k: int) -> int:
 
 
 def _read_jsonl(path: Path) -> List[tuple]:
-    rows = []
-    try:
-        text = path.read_text()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise PairDataError(f"{path}: cannot read ({exc})") from None
-    for i, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            rec = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise PairDataError(f"{path}:{i}: not valid JSON ({exc.msg})") from None
-        if not isinstance(rec, dict):
-            raise PairDataError(f"{path}:{i}: expected a JSON object per line")
-        rows.append((f"{path}:{i}", rec))
-    return rows
+    return list(iter_jsonl(path, PairDataError))
 
 
 def _read_saved(path: Path) -> List[tuple]:

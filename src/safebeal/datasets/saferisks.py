@@ -26,6 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from safebeal.datasets.base import DATASETS, Dataset, Task
 from safebeal.datasets.goals import GoalSpec
 from safebeal.errors import SafebealError
+from safebeal.jsonl import iter_jsonl
 from safebeal.resources import PACKAGE_DATA
 from safebeal.safety.taxonomy import SLUGS
 from safebeal.scene import SceneGraph, ScriptSyntaxError, parse_line
@@ -188,13 +189,6 @@ _SCENES = _LRU(32)
 
 
 # -- files ------------------------------------------------------------------------------------------------
-def _open_text(path: Path):
-    raw = path.read_bytes()
-    if raw[:2] == b"\x1f\x8b":
-        raw = gzip.decompress(raw)
-    return io.StringIO(raw.decode("utf-8"))
-
-
 def parse_entry(obj: Any, where: str) -> SafeRisksEntry:
     try:
         return SafeRisksEntry.model_validate(obj)
@@ -211,17 +205,11 @@ def load_entries(path: Union[str, Path, None] = None) -> List[SafeRisksEntry]:
     if not p.is_file():
         raise SafeRisksError(f"{p}: SafeRisks file not found (build it with `safebeal saferisks build`)")
     out, seen = [], {}
-    for lineno, line in enumerate(_open_text(p), 1):
-        if not line.strip():
-            continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise SafeRisksError(f"{p}:{lineno}: not JSON: {exc.msg}") from None
-        e = parse_entry(obj, f"{p}:{lineno}")
+    for where, obj in iter_jsonl(p, SafeRisksError):
+        e = parse_entry(obj, where)
         if e.id in seen:
-            raise SafeRisksError(f"{p}:{lineno}: duplicate entry id {e.id!r} (first at line {seen[e.id]})")
-        seen[e.id] = lineno
+            raise SafeRisksError(f"{where}: duplicate entry id {e.id!r} (first at {seen[e.id]})")
+        seen[e.id] = where
         out.append(e)
     return out
 

@@ -10,13 +10,13 @@ upstream evaluation does). Task ids are ``<file stem>:<line number>``.
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import Any, Dict, List, Optional
 
 from safebeal.datasets.base import DATASETS, Dataset, Task
 from safebeal.errors import SafebealError
+from safebeal.jsonl import iter_jsonl
 
 
 class WorldModelError(SafebealError):
@@ -47,25 +47,14 @@ def files_of(path: Path) -> List[Path]:
 
 def read_file(path: Path, dataset: str = "worldmodel") -> List[Task]:
     tasks: List[Task] = []
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise WorldModelError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-    for n, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            rec = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise WorldModelError(f"{path}:{n}: not a JSON object ({exc.msg} at column {exc.colno})") from None
-        if not isinstance(rec, dict):
-            raise WorldModelError(f"{path}:{n}: expected a JSON object with 'input' and 'ref', got {type(rec).__name__}")
+    for where, rec in iter_jsonl(path, WorldModelError):
+        n = int(where.rpartition(":")[2])
         missing = [k for k in ("input", "ref") if k not in rec]
         if missing:
-            raise WorldModelError(f"{path}:{n}: missing key(s) {', '.join(repr(k) for k in missing)}")
+            raise WorldModelError(f"{where}: missing key(s) {', '.join(repr(k) for k in missing)}")
         for k in ("input", "ref"):
             if not isinstance(rec[k], str):
-                raise WorldModelError(f"{path}:{n}: {k!r} must be a string, got {type(rec[k]).__name__}")
+                raise WorldModelError(f"{where}: {k!r} must be a string, got {type(rec[k]).__name__}")
         instruction, description = _question(rec["input"])
         tasks.append(Task(
             id=f"{path.stem}:{n}", dataset=dataset, instruction=instruction, description=description, scene=None,

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import abc
 import email.utils
-import json
 import math
 import os
 import random
@@ -32,11 +31,12 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
-from datetime import datetime, timezone
+from datetime import timezone
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Union
 
 from safebeal.errors import SafebealError
+from safebeal.jsonl import iter_jsonl
 from safebeal.registry import Registry
 
 Message = Dict[str, str]
@@ -455,14 +455,7 @@ def _load_mock_file(path: Path) -> Union[List[MockResponse], Dict[str, MockRespo
     if not path.is_file():
         raise BackendError(f"mock outputs file not found: {path}")
     items: List[tuple] = []
-    for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise BackendError(f"{path}:{lineno}: not JSON: {exc.msg}") from None
-        where = f"{path}:{lineno}"
+    for where, obj in iter_jsonl(path, BackendError, objects_only=False):
         if isinstance(obj, str):
             items.append((None, obj))
             continue
