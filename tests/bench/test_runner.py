@@ -166,5 +166,11 @@ def test_cli_contract_summary_json(tmp_path):
     assert r.exit_code == 2 and "--resume" in r.output
     r = CliRunner().invoke(app, ["report", str(out), "--json"])
     assert r.exit_code == 0 and json.loads(r.output) == summary
+    r = CliRunner().invoke(app, ["report", str(out), "--markdown"])
+    lines = r.output.strip().splitlines()
+    assert r.exit_code == 0 and len(lines) == 4 and lines[0].startswith("| planner | n | Executable | SuccR | SafeR | SafeR@S")
+    gpt = next(line for line in lines if line.startswith("| gpt-4o-2024-05-13 | 8 |"))
+    m = summary["replay:gpt-4o-2024-05-13"]
+    assert f"{100 * m['safe_rate']:.1f} [" in gpt
     r = CliRunner().invoke(app, ["bench", "--planner", "nonsense", "--out", str(tmp_path / "x")])
     assert r.exit_code == 2 and "unknown planner" in r.output

@@ -121,14 +121,19 @@ def _print_summary(summary: Dict[str, Any], out: str, json_out: bool, title: str
 def report(
     run_dir: str = typer.Argument(..., help="A run directory written by `safebeal bench`."),
     json_out: bool = typer.Option(False, "--json", help="Print summary.json instead of the table."),
+    markdown: bool = typer.Option(False, "--markdown", help="Print the leaderboard as a Markdown table."),
 ) -> None:
     """Re-summarise a run directory from its samples.jsonl and rewrite summary.json and report.html."""
+    from safebeal.bench.report import markdown_leaderboard
     from safebeal.bench.runner import report_run
 
     try:
         summary = report_run(run_dir)
     except SafebealError as exc:
         _fail(exc)
+    if markdown:
+        print(markdown_leaderboard(summary), end="")
+        return
     _print_summary(summary, run_dir, json_out, run_dir)
 
 

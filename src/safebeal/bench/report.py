@@ -129,3 +129,16 @@ strict attribution: {config.get('strict')}, wall time {meta.get('seconds')} s. R
     out = run_dir / "report.html"
     out.write_text(doc)
     return out
+
+
+def markdown_leaderboard(summary: Dict[str, Any]) -> str:
+    """The leaderboard as a Markdown table (rates in %, Wilson 95% intervals in brackets), sorted by SafeR."""
+    head = "| planner | n | " + " | ".join(name for _, name in RATES) + " | Rouge-L | top violated category |"
+    rows = [head, "|" + "---|" * (len(RATES) + 4)]
+    for label in sorted(summary, key=lambda k: (-(_rate(summary[k], "safe_rate") or 0), k)):
+        m = summary[label]
+        cells = [_pct(m, k).replace("<small>", "").replace("</small>", "") for k, _ in RATES]
+        rl = m.get("rouge_l")
+        rows.append(f"| {_short(label)} | {m.get('n', 0)} | " + " | ".join(cells)
+                    + f" | {'n/a' if rl is None else f'{rl:.3f}'} | {top_category(m)} |")
+    return "\n".join(rows) + "\n"
