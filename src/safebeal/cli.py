@@ -151,13 +151,7 @@ def _register_commands() -> None:
     import importlib
 
     for name in COMMAND_MODULES:
-        try:
-            mod = importlib.import_module(name)
-        except ModuleNotFoundError as exc:
-            if exc.name and name.startswith(exc.name):  # that subsystem is not built yet; any other missing module is a real error
-                continue
-            raise
-        mod.register(app)
+        importlib.import_module(name).register(app)
 
 
 _register_commands()

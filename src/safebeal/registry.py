@@ -93,11 +93,7 @@ class Registry(Generic[T]):
         import importlib
 
         for mod in self.plugins:
-            try:
-                importlib.import_module(mod)
-            except ModuleNotFoundError as exc:
-                if not (exc.name and mod.startswith(exc.name)):  # TEMP while subsystems are being built
-                    raise
+            importlib.import_module(mod)
 
     def register(self, name: str, help: str = "") -> Callable[[Callable[..., T]], Callable[..., T]]:
         def deco(factory: Callable[..., T]) -> Callable[..., T]:

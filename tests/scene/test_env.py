@@ -123,3 +123,16 @@ def test_fork_is_an_independent_continuation(scene):
     char = scene.character_id
     assert env.state.room_of(char) == 1 and fork.state.room_of(char) == 67
     assert a.before is b.before  # both continued from the same shared state
+
+
+def test_reset_from_an_earlier_state_continues_like_a_full_run(scene):
+    full = SceneEnv(scene).run(["[WALK] <dining_room> (201)", "[WALK] <bathroom> (1)"])
+    env = SceneEnv(scene)
+    start = env.reset(state=full.states[1], t=1)
+    assert start is full.states[1]
+    r = env.step("[WALK] <bathroom> (1)")
+    assert r.ok and r.index == 1
+    assert env.state.room_of(scene.character_id) == full.final.room_of(scene.character_id) == 1
+    other = SceneEnv(load_scene("activity:628_2"))
+    with pytest.raises(ValueError, match="another scene"):
+        other.reset(state=full.states[1])

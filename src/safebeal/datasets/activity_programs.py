@@ -56,6 +56,11 @@ class Program:
             self._load()
         return self._scene
 
+    def release(self) -> None:
+        """Drop the loaded graphs (reloaded on demand): a pass over many programs need not hold every scene."""
+        self._scene = None
+        self._final = None
+
     @property
     def init_graph(self) -> dict:
         return self.scene().data

@@ -8,37 +8,13 @@ from pathlib import Path
 from typing import List, Optional
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
+from safebeal.console import console, fail as _fail
 from safebeal.errors import SafebealError
-
-console = Console()
-err_console = Console(stderr=True)
 
 saferisks_app = typer.Typer(no_args_is_help=True, help="Build the SafeRisks dataset.")
 dataset_app = typer.Typer(no_args_is_help=True, help="List, validate and describe datasets.")
-
-#: dataset modules imported so that their datasets register themselves
-DATASET_MODULES = ("safebeal.datasets.virtualhome", "safebeal.datasets.saferisks", "safebeal.datasets.worldmodel")
-
-
-def _fail(exc: Exception, code: int = 2) -> None:
-    err_console.print(f"[bold red]error:[/] {exc}", highlight=False, markup=True)
-    raise typer.Exit(code)
-
-
-def _load_dataset_modules() -> None:
-    import importlib
-
-    for name in DATASET_MODULES:
-        try:
-            importlib.import_module(name)
-        except ModuleNotFoundError as exc:
-            if exc.name and name.startswith(exc.name):
-                continue
-            raise
-
 
 @saferisks_app.command("build")
 def saferisks_build(
@@ -95,7 +71,6 @@ def dataset_list(json_out: bool = typer.Option(False, "--json", help="Print JSON
     """Registered datasets."""
     from safebeal.datasets.base import DATASETS
 
-    _load_dataset_modules()
     rows = [{"name": e.name, "help": e.help} for e in DATASETS]
     if json_out:
         print(json.dumps(rows, indent=1))

@@ -102,10 +102,18 @@ class SceneEnv:
         self._failed = False
 
     # -- Gymnasium-like API -------------------------------------------------------------------
-    def reset(self) -> StateView:
-        self._state = _sim.EnvironmentState(self.scene.env_graph, self._eq, instance_selection=True)
-        self._view = StateView(self.scene, self._state)
-        self._t = 0
+    def reset(self, state: Optional[StateView] = None, t: int = 0) -> StateView:
+        """Start an episode from the scene's initial state, or from ``state`` (a state of an earlier run on this
+        scene, e.g. ``trajectory.states[k]``) as step ``t``. States are layers the simulator never modifies, so one
+        can be shared by any number of continuations."""
+        if state is None:
+            self._state = _sim.EnvironmentState(self.scene.env_graph, self._eq, instance_selection=True)
+            self._view = StateView(self.scene, self._state)
+        else:
+            if state.scene is not self.scene:
+                raise ValueError("reset(state=...): the state belongs to another scene")
+            self._state, self._view = state._st, state
+        self._t = t
         self._failed = False
         return self._view
 

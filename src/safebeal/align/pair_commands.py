@@ -1,0 +1,111 @@
+"""``safebeal pairs build|operators``: the Safe-Align preference-pair builder on the command line."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+from rich.table import Table
+
+from safebeal.console import console, err_console, fail as _fail
+from safebeal.errors import SafebealError
+
+pairs_app = typer.Typer(no_args_is_help=True, help="Safety preference pairs (safe plan vs unsafe plan) for Safe-Align.")
+
+
+def _csv(text: Optional[str]) -> Optional[tuple]:
+    if text is None:
+        return None
+    items = tuple(s.strip() for s in text.split(",") if s.strip())
+    return items or None
+
+
+@pairs_app.command("build")
+def build(
+    out: Path = typer.Option(Path("pairs"), "--out", "-o", help="Output folder: the Hugging Face dataset (save_to_disk), pairs.jsonl, stats.json."),
+    sources: str = typer.Option("mutation,saferisks", "--sources", help="Comma-separated: mutation, saferisks, llm."),
+    llm_backend: Optional[str] = typer.Option(None, "--llm-backend", help="Backend spec for the adversarial LLM source, e.g. openai:model=gpt-4o or mock:outputs=file.jsonl."),
+    seed: int = typer.Option(0, "--seed", help="Seed: the same seed gives the same pairs, whatever --workers."),
+    limit: int = typer.Option(0, "--limit", help="Use only the first N safe plans of each origin (0 = all)."),
+    operators: Optional[str] = typer.Option(None, "--operators", help="Comma-separated mutation operators (default: all; see `safebeal pairs operators`)."),
+    per_operator: int = typer.Option(1, "--per-operator", help="Pairs per operator and safe plan."),
+    max_tries: int = typer.Option(4, "--max-tries", help="Candidates judged per operator and safe plan before giving up."),
+    min_actions: int = typer.Option(3, "--min-actions", help="Plans shorter than this are dropped as trivial."),
+    keep_prefix_pairs: bool = typer.Option(False, "--keep-prefix-pairs", help="Keep near-miss pairs where one plan is a prefix of the other (dropped by default)."),
+    prompt_objects: str = typer.Option("union", "--prompt-objects", help="Objects the prompt lists: 'union' (the task's plus every object either plan uses) or 'task'."),
+    saferisks_mutations: bool = typer.Option(True, "--saferisks-mutations/--no-saferisks-mutations", help="Also apply the mutation operators to SafeRisks safe plans."),
+    llm_per_plan: int = typer.Option(1, "--llm-per-plan", help="Adversarial prompts per safe plan (llm source)."),
+    workers: int = typer.Option(0, "--workers", "-j", help="Processes (0 = one per CPU)."),
+    rules: List[Path] = typer.Option([], "--rules", help="Extra rule file or folder for the detector (repeatable)."),
+    objects: List[Path] = typer.Option([], "--objects", help="Extra object hazard file (repeatable)."),
+    strict: bool = typer.Option(False, "--strict", help="Detector counts every hazard present at the end, not only those the plan caused."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
+) -> None:
+    """Build safety preference pairs from safe plans and hazard-injected unsafe variants."""
+    from safebeal.align.pairs import BuildConfig, build_pairs, write_pairs
+
+    try:
+        cfg = BuildConfig(
+            sources=_csv(sources) or (), operators=_csv(operators), seed=seed, limit=limit, per_operator=per_operator,
+            max_tries=max_tries, min_actions=min_actions, workers=workers or (os.cpu_count() or 1),
+            llm_backend=llm_backend, llm_per_plan=llm_per_plan, rules=tuple(map(str, rules)),
+            objects=tuple(map(str, objects)), strict=strict, prompt_objects=prompt_objects,
+            keep_prefix_pairs=keep_prefix_pairs, saferisks_mutations=saferisks_mutations,
+        )
+        if quiet:
+            pairs, stats = build_pairs(cfg)
+        else:
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+
+            with Progress("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(),
+                          TimeElapsedColumn(), console=err_console, transient=True) as bar:
+                job = bar.add_task("safe plans", total=None)
+                pairs, stats = build_pairs(cfg, progress=lambda done, total: bar.update(job, completed=done, total=total))
+        try:
+            import datasets
+
+            datasets.disable_progress_bars()  # this command prints its own summary
+        except ImportError:
+            pass
+        write_pairs(pairs, stats, out)
+    except SafebealError as exc:
+        _fail(exc)
+    _print_stats(stats, out)
+
+
+def _print_stats(stats: dict, out: Path) -> None:
+    console.print(f"[bold]{stats['pairs']}[/] pairs from {stats['plans_with_pairs']} safe plans in {stats['seconds']} s -> {out}")
+    for origin, counts in stats["safe_plans"].items():
+        console.print(f"safe plans ({origin}): " + ", ".join(f"{k} {v}" for k, v in counts.items()))
+    if stats.get("saferisks") not in (None, "off"):
+        console.print(f"saferisks: {stats['saferisks']}")
+    t = Table("category", "pairs")
+    for cat, n in stats["by_category"].items():
+        t.add_row(cat, str(n))
+    console.print(t)
+    t = Table("source", "tried", "pairs", "rejected", "no candidate")
+    for src, row in stats["by_source"].items():
+        rej = ", ".join(f"{k} {v}" for k, v in row["rejected"].items())
+        t.add_row(src, str(row["tried"]), str(row["pairs"]), rej, str(row.get("no_candidate", "")))
+    console.print(t)
+    if stats["prefix_actions"]:
+        k = stats["prefix_actions"]
+        console.print(f"shared prefix k: min {k['min']}, median {k['median']}, mean {k['mean']}, max {k['max']}")
+
+
+@pairs_app.command("operators")
+def list_operators() -> None:
+    """The mutation operators: name, kind, the category they aim at, what they do."""
+    from safebeal.align.mutations import MUTATIONS
+
+    t = Table("operator", "kind", "aims at", "what it does")
+    for entry in MUTATIONS:
+        op = entry.factory()
+        t.add_row(entry.name, op.kind, op.category, entry.help)
+    console.print(t)
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(pairs_app, name="pairs")

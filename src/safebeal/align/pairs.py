@@ -1,0 +1,617 @@
+"""Safety preference pairs for Safe-Align: a task prompt, a safe plan (chosen) and an unsafe plan (rejected) whose
+first ``k`` actions are identical.
+
+    from safebeal.align.pairs import BuildConfig, build_pairs, write_pairs
+    pairs, stats = build_pairs(BuildConfig(seed=0))
+    write_pairs(pairs, stats, "pairs/")          # datasets.save_to_disk + pairs.jsonl + stats.json
+
+Safe plans: the ground-truth scripts of the ActivityPrograms *training* split, plus SafeRisks safe plans (train
+split) when :mod:`safebeal.datasets.saferisks` is importable. Unsafe plans: the hazard-injection operators of
+:mod:`safebeal.align.mutations`, SafeRisks' own unsafe plans, and an adversarial prompt on any backend.
+
+Filters (each rejection is counted by reason in ``stats.json``):
+
+- the safe plan is executable, reaches its goal (goal spec, else the program's diff goal, at some step) and the
+  detector finds it safe; it has at least ``min_actions`` actions;
+- the unsafe plan parses, is executable, and the detector flags it; the pair records the category and rule id of
+  its first violation (process violations by step, then termination ones). The safe plan has none and shares the
+  prefix, so every violation of the unsafe plan comes from the edit;
+- ``k`` is the exact longest common prefix of the two plans' lines, as written in ``chosen`` and ``rejected``;
+- trivial pairs are dropped: identical plans, one plan a prefix of the other (``k`` equal to either length, so
+  the plans differ only by where they stop), an unsafe plan shorter than ``min_actions``, duplicates.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import logging
+import multiprocessing
+import random
+import re
+import time
+from collections import Counter
+from dataclasses import asdict, dataclass, field, replace
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
+
+from safebeal.align.mutations import MUTATIONS, Mutation, PlanContext
+from safebeal.datasets.base import Task
+from safebeal.errors import SafebealError
+from safebeal.planners.prompts import actions_block, build_messages, completion_text, objects_block
+from safebeal.resources import PACKAGE_DATA
+from safebeal.safety.taxonomy import CATEGORIES, SLUGS
+from safebeal.scene import SceneEnv, SceneGraph, Script, ScriptLine, ScriptSyntaxError, Trajectory, parse_line
+
+log = logging.getLogger("safebeal.align.pairs")
+
+COLUMNS = ("prompt", "chosen", "rejected", "prefix_actions", "category", "rule_id", "task_id", "source", "split")
+SOURCES = ("mutation", "saferisks", "llm")
+TEMPLATES = PACKAGE_DATA / "align" / "templates"
+
+SAFE_REASONS = {
+    "safe_not_executable": "the safe plan fails in the simulator",
+    "safe_goal_not_reached": "the safe plan never reaches its goal",
+    "safe_flagged": "the detector flags the safe plan",
+    "safe_too_short": "the safe plan has fewer than min_actions actions",
+    "safe_unparseable": "the safe plan does not parse",
+}
+UNSAFE_REASONS = {
+    "unsafe_unparseable": "the unsafe plan does not parse (SafeRisks or LLM text)",
+    "unsafe_not_executable": "the unsafe plan fails in the simulator",
+    "unsafe_not_flagged": "the detector finds no hazard in the unsafe plan",
+    "identical": "the unsafe plan equals the safe plan",
+    "prefix_only": "one plan is a prefix of the other (k equals a plan's length)",
+    "too_short": "the unsafe plan has fewer than min_actions actions",
+    "duplicate": "the same unsafe plan was already paired with this safe plan",
+    "llm_no_output": "the backend returned no text",
+}
+
+
+# -- records ------------------------------------------------------------------------------------------------------
+@dataclass
+class PreferencePair:
+    prompt: List[Dict[str, str]]
+    chosen: str
+    rejected: str
+    prefix_actions: int
+    category: str
+    rule_id: str
+    task_id: str
+    source: str
+    split: str = "train"
+
+    def to_dict(self) -> dict:
+        return {c: getattr(self, c) for c in COLUMNS}
+
+
+@dataclass
+class SafePlan:
+    """A candidate chosen plan and what its pairs need: the prompt's task, the scene, the goal."""
+
+    key: str  # unit id, e.g. "activity:628_2" or "saferisks:<id>"
+    task: Task
+    lines: Tuple[ScriptLine, ...]
+    scene: SceneGraph
+    goal: Any = None  # a safebeal.datasets.goals.Goal; None = no goal check
+    origin: str = "activity"
+    split: str = "train"
+    given_unsafe: List[dict] = field(default_factory=list)  # SafeRisks: [{plan: [...], rule_id, category}]
+
+
+@dataclass
+class BuildConfig:
+    sources: Tuple[str, ...] = ("mutation", "saferisks")
+    operators: Optional[Tuple[str, ...]] = None  # None = every registered operator
+    seed: int = 0
+    limit: int = 0  # safe plans per origin (0 = all)
+    per_operator: int = 1  # pairs per operator and safe plan
+    max_tries: int = 4  # candidates tried per operator and safe plan
+    min_actions: int = 3
+    workers: int = 1
+    llm_backend: Optional[str] = None
+    llm_per_plan: int = 1
+    rules: Tuple[str, ...] = ()
+    objects: Tuple[str, ...] = ()
+    strict: bool = False
+    prompt_objects: str = "union"  # "union": the task's objects plus every object either plan uses; "task"
+    keep_prefix_pairs: bool = False  # keep near-miss pairs where one plan is a prefix of the other
+    saferisks_mutations: bool = True  # also mutate SafeRisks safe plans (not only ActivityPrograms ground truth)
+
+    def __post_init__(self) -> None:
+        self.sources = tuple(self.sources)
+        bad = [s for s in self.sources if s not in SOURCES]
+        if bad:
+            raise SafebealError(f"unknown pair source(s) {bad}; known: {', '.join(SOURCES)}")
+        if "llm" in self.sources and not self.llm_backend:
+            raise SafebealError("source 'llm' needs a backend: --llm-backend SPEC (e.g. mock:outputs=file.jsonl)")
+        if self.operators is not None:
+            self.operators = tuple(self.operators)
+            for op in self.operators:
+                MUTATIONS.get(op.partition(":")[0])  # raises RegistryError naming the known operators
+        if self.prompt_objects not in ("union", "task"):
+            raise SafebealError("prompt_objects must be 'union' or 'task'")
+        if self.min_actions < 1 or self.per_operator < 1 or self.max_tries < 1:
+            raise SafebealError("min_actions, per_operator and max_tries must be at least 1")
+
+
+# -- filters (pure functions) ----------------------------------------------------------------------------------
+def prefix_length(a: Sequence[str], b: Sequence[str]) -> int:
+    """Exact longest common prefix, in lines."""
+    k = 0
+    for x, y in zip(a, b):
+        if x != y:
+            break
+        k += 1
+    return k
+
+
+def judge_safe(plan: SafePlan, traj: Trajectory, det, min_actions: int = 1) -> Optional[str]:
+    """Why the safe plan cannot be a chosen plan (a key of :data:`SAFE_REASONS`), or None."""
+    if len(plan.lines) < min_actions:
+        return "safe_too_short"
+    if not traj.executable:
+        return "safe_not_executable"
+    if plan.goal is not None and not plan.goal.evaluate(traj).success:
+        return "safe_goal_not_reached"
+    if not det.check(traj).safe:
+        return "safe_flagged"
+    return None
+
+
+def judge_unsafe(traj: Trajectory, det):
+    """(reason or None, first violation or None): the unsafe plan must execute and be flagged."""
+    if not traj.executable:
+        return "unsafe_not_executable", None
+    verdict = det.check(traj)
+    if verdict.safe:
+        return "unsafe_not_flagged", None
+    return None, verdict.violations[0]
+
+
+def trivial_reason(chosen: Sequence[str], rejected: Sequence[str], k: int, min_actions: int = 1,
+                   keep_prefix_pairs: bool = False) -> Optional[str]:
+    """Why a pair is trivial (a key of :data:`UNSAFE_REASONS`), or None. ``k`` must be their exact common prefix."""
+    if list(chosen) == list(rejected):
+        return "identical"
+    if not keep_prefix_pairs and (k == len(chosen) or k == len(rejected)):
+        return "prefix_only"
+    if len(rejected) < min_actions:
+        return "too_short"
+    return None
+
+
+def parse_plan_lines(lines: Iterable[str], source: str = "<plan>") -> Tuple[ScriptLine, ...]:
+    """Plan lines (``[ACTION] <name> (id) ...``); blank lines, list markers (``1.``, ``-``) and lines that are not
+    actions are skipped. Raises :class:`ScriptSyntaxError` on a malformed action line; empty -> error too."""
+    out = []
+    for i, raw in enumerate(lines, start=1):
+        s = _LIST_MARK.sub("", raw.strip())
+        if not s.startswith("["):
+            continue
+        out.append(parse_line(s, i, source))
+    if not out:
+        raise ScriptSyntaxError(source, 0, "", "at least one action line")
+    return tuple(out)
+
+
+_LIST_MARK = re.compile(r"^(?:\d+\s*[.)]|[-*])\s*")
+
+
+# -- safe plans -------------------------------------------------------------------------------------------------
+def _prompt_task(plan: SafePlan, *others: Sequence[ScriptLine], how: str = "union") -> Task:
+    if how == "task":
+        return plan.task
+    objs = list(plan.task.objects)
+    seen = {i for _, i in objs}
+    for lines in (plan.lines,) + others:
+        for ln in lines:
+            for a in ln.args:
+                if a.id not in seen and a.name != "character":
+                    seen.add(a.id)
+                    objs.append((a.name, a.id))
+    return replace(plan.task, objects=sorted(objs, key=lambda x: x[1]))
+
+
+def activity_plan(pid: str) -> SafePlan:
+    from safebeal.datasets.activity_programs import load_program
+    from safebeal.datasets.virtualhome import program_task
+
+    p = load_program(pid)
+    task = program_task(pid, "activity-train")
+    goal = p.goal_spec if p.goal_spec is not None else p.diff_goal()
+    return SafePlan(f"activity:{pid}", replace(task, goal=goal), p.script.lines, p.scene(), goal, "activity")
+
+
+def _get(obj: Any, key: str, default: Any = None) -> Any:
+    return obj.get(key, default) if isinstance(obj, dict) else getattr(obj, key, default)
+
+
+def saferisks_plan(entry: Any) -> SafePlan:
+    """A SafeRisks entry as a safe plan; the prompt lists the entry's ``objects``, as the benchmark prompt does."""
+    eid = str(_get(entry, "id"))
+    lines = parse_plan_lines(list(_get(entry, "safe_plan") or []), source=f"saferisks:{eid} safe_plan")
+    # the hazard sentence is not part of the prompt: it would tell the model what to avoid
+    task = Task(id=eid, dataset="saferisks", instruction=str(_get(entry, "instruction", "")),
+                objects=[(str(c), int(i)) for c, i in (_get(entry, "objects") or [])])
+    goal = entry.goal_spec()
+    unsafe = [{"plan": list(_get(u, "plan") or []), "rule_id": _get(u, "rule_id"), "category": _get(u, "category")}
+              for u in (_get(entry, "unsafe_plans") or [])]
+    return SafePlan(f"saferisks:{eid}", replace(task, goal=goal), lines, entry.scene(), goal, "saferisks",
+                    str(_get(entry, "split", None) or "train"), unsafe)
+
+
+def _saferisks_entries() -> Tuple[Optional[list], str]:
+    """(entries or None, status for stats.json)."""
+    try:
+        saferisks = importlib.import_module("safebeal.datasets.saferisks")
+        entries = list(saferisks.load_entries())
+    except (ImportError, SafebealError) as exc:
+        log.warning("SafeRisks source skipped: %s", exc)
+        return None, f"unavailable: {exc}"
+    return entries, f"{len(entries)} entries"
+
+
+# -- per-plan work ---------------------------------------------------------------------------------------------
+@dataclass
+class PlanResult:
+    key: str
+    origin: str
+    pairs: List[PreferencePair] = field(default_factory=list)
+    safe_reason: Optional[str] = None
+    rejections: Counter = field(default_factory=Counter)  # (source, reason) -> n
+    tried: Counter = field(default_factory=Counter)  # source -> candidates judged
+    inapplicable: List[str] = field(default_factory=list)  # operators with no candidate
+    rejected_reach_goal: int = 0
+
+
+def _run(scene: SceneGraph, lines: Sequence[ScriptLine]) -> Trajectory:
+    return SceneEnv(scene).run(Script(tuple(lines)))
+
+
+def run_shared(base: Trajectory, lines: Sequence[ScriptLine], k: int) -> Trajectory:
+    """Run ``lines``, whose first ``k`` lines are those of the executable ``base``, reusing ``base``'s first ``k``
+    steps instead of simulating them again. The result equals a run from scratch (tested)."""
+    if k <= 0 or not base.executable or k > len(base.steps):
+        return _run(base.scene, lines)
+    if [str(ln) for ln in lines[:k]] != [str(s.line) for s in base.steps[:k]]:
+        raise ValueError("run_shared: the first k lines differ from the base trajectory's")
+    env = SceneEnv(base.scene)
+    env.reset(state=base.states[k], t=k)
+    traj = Trajectory(base.scene, Script(tuple(lines)), steps=list(base.steps[:k]), initial=base.initial)
+    for line in lines[k:]:
+        r = env.step(line)
+        traj.steps.append(r)
+        if not r.ok:
+            break
+    return traj
+
+
+class PairMaker:
+    """Judges candidates against one safe plan and turns the survivors into :class:`PreferencePair` records."""
+
+    def __init__(self, plan: SafePlan, traj: Trajectory, det, cfg: BuildConfig, result: PlanResult):
+        self.plan, self.traj, self.det, self.cfg, self.res = plan, traj, det, cfg, result
+        self.chosen = [str(ln) for ln in plan.lines]
+        self.seen = {tuple(self.chosen)}
+
+    def offer(self, lines: Sequence[ScriptLine], source: str) -> Optional[PreferencePair]:
+        """Judge one candidate unsafe plan; record a rejection or return the pair (also appended to results)."""
+        self.res.tried[source] += 1
+        rejected = [str(ln) for ln in lines]
+        k = prefix_length(self.chosen, rejected)
+        reason = trivial_reason(self.chosen, rejected, k, self.cfg.min_actions, self.cfg.keep_prefix_pairs)
+        if reason is None and tuple(rejected) in self.seen:
+            reason = "duplicate"
+        violation = None
+        traj = None
+        if reason is None:
+            traj = run_shared(self.traj, lines, k)
+            reason, violation = judge_unsafe(traj, self.det)
+        if reason is not None:
+            self.res.rejections[(source, reason)] += 1
+            return None
+        if violation.kind == "process" and violation.step is not None and violation.step < k:
+            raise AssertionError(f"{self.plan.key}: violation at step {violation.step} inside the shared prefix {k}")
+        self.seen.add(tuple(rejected))
+        if self.plan.goal is not None and self.plan.goal.evaluate(traj).success:
+            self.res.rejected_reach_goal += 1
+        task = _prompt_task(self.plan, lines, how=self.cfg.prompt_objects)
+        pair = PreferencePair(
+            prompt=build_messages(task, example=None, safety_prompt=False),
+            chosen=completion_text(self.chosen), rejected=completion_text(rejected), prefix_actions=k,
+            category=violation.category, rule_id=violation.rule_id, task_id=self.plan.task.id, source=source,
+            split=self.plan.split,
+        )
+        self.res.pairs.append(pair)
+        return pair
+
+
+def _plan_rng(seed: int, key: str, what: str) -> random.Random:
+    # a string seed is hashed with SHA-512: the same on every run and process, whatever the order of work
+    return random.Random(f"{seed}:{key}:{what}")
+
+
+def process_plan(plan: SafePlan, det, cfg: BuildConfig, ops: Sequence[Mutation]) -> PlanResult:
+    res = PlanResult(plan.key, plan.origin)
+    traj = _run(plan.scene, plan.lines)
+    res.safe_reason = judge_safe(plan, traj, det, cfg.min_actions)
+    if res.safe_reason is not None:
+        return res
+    maker = PairMaker(plan, traj, det, cfg, res)
+    if "saferisks" in cfg.sources:  # curated unsafe plans first: a mutant equal to one is a duplicate
+        for i, u in enumerate(plan.given_unsafe):
+            try:
+                lines = parse_plan_lines(u["plan"], source=f"{plan.key} unsafe_plans[{i}]")
+            except ScriptSyntaxError:
+                res.tried["saferisks"] += 1
+                res.rejections[("saferisks", "unsafe_unparseable")] += 1
+                continue
+            maker.offer(lines, "saferisks")
+    if "mutation" in cfg.sources and (plan.origin != "saferisks" or cfg.saferisks_mutations):
+        ctx = PlanContext.from_trajectory(traj, det.rules.kb)
+        for op in ops:
+            rng = _plan_rng(cfg.seed, plan.key, op.name)
+            made = tries = 0
+            for mutant in op.candidates(ctx, rng):
+                tries += 1
+                if maker.offer(mutant.lines, f"mutation:{op.name}") is not None:
+                    made += 1
+                if made >= cfg.per_operator or tries >= cfg.max_tries:
+                    break
+            if tries == 0:
+                res.inapplicable.append(op.name)
+    return res
+
+
+# -- workers ------------------------------------------------------------------------------------------------------
+_W: Dict[str, Any] = {}
+
+
+def _detector(cfg: BuildConfig):
+    from safebeal.safety import SafetyDetector
+
+    return SafetyDetector(strict=cfg.strict, extra_rules=cfg.rules, objects=cfg.objects, unknown_class="neutral")
+
+
+def _init_worker(cfg: BuildConfig, entries: Optional[list]) -> None:
+    _W.update(cfg=cfg, det=_detector(cfg), ops=_operators(cfg), entries=entries)
+
+
+def _operators(cfg: BuildConfig) -> List[Mutation]:
+    if "mutation" not in cfg.sources:
+        return []
+    return [MUTATIONS.create(s) for s in (cfg.operators or MUTATIONS.names())]
+
+
+def _load_unit(unit: Tuple[str, Any]) -> SafePlan:
+    origin, ref = unit
+    if origin == "activity":
+        return activity_plan(ref)
+    return saferisks_plan(_W["entries"][ref])
+
+
+def _work(unit: Tuple[str, Any]) -> PlanResult:
+    try:
+        plan = _load_unit(unit)
+    except ScriptSyntaxError:
+        res = PlanResult(f"{unit[0]}:{unit[1]}", unit[0])
+        res.safe_reason = "safe_unparseable"
+        return res
+    try:
+        return process_plan(plan, _W["det"], _W["cfg"], _W["ops"])
+    finally:
+        if unit[0] == "activity":
+            _release_program(unit[1])
+
+
+def _release_program(pid: str) -> None:
+    """Drop the scene a loaded ActivityProgram keeps (reloaded on demand): without this a pass over the training
+    split holds every scene, 2.3 GB."""
+    from safebeal.datasets.activity_programs import load_program
+
+    load_program(pid).release()
+
+
+# -- LLM adversarial source ----------------------------------------------------------------------------------
+#: the hazard attributes whose objects the adversarial prompt lists for each category
+CATEGORY_ATTRS = {
+    "fire_heat": ("heat_source", "flammable", "metal"),
+    "electric_shock": ("electrical", "water_source"),
+    "slip_trip_fall": ("liquid",),
+    "water_hazard": ("water_source",),
+    "breakage": ("fragile",),
+    "poisoning": ("toxic", "food_container", "cold_storage"),
+    "cut_injury": ("sharp",),
+    "food_safety": ("cold_storage", "perishable"),
+}
+
+
+@lru_cache(maxsize=None)
+def _template(name: str) -> str:
+    return (TEMPLATES / f"{name}.txt").read_text()
+
+
+def adversarial_messages(plan: SafePlan, category: str, keep: int, kb, max_objects: int = 40) -> List[Dict[str, str]]:
+    """The red-teaming prompt: the task, its objects plus hazard objects of ``category``, and the safe plan."""
+    state = SceneEnv(plan.scene).reset()
+    task = _prompt_task(plan)
+    listed = {i for _, i in task.objects}
+    extra = []
+    for n in sorted(state.nodes(), key=lambda n: n.id):
+        if n.id in listed or state.room_of(n.id) is None:
+            continue
+        if set(CATEGORY_ATTRS[category]) & kb.attrs(n.class_name, n.properties):
+            extra.append((n.class_name, n.id))
+    objs = sorted(list(task.objects) + extra[: max(0, max_objects - len(task.objects))], key=lambda x: x[1])
+    cat = CATEGORIES[category]
+    user = _template("adversarial_user").format(
+        task=plan.task.instruction, description=plan.task.description, objects=objects_block(replace(task, objects=objs)),
+        actions=actions_block(), safe_plan=completion_text([str(ln) for ln in plan.lines]), keep=keep,
+        category=cat.title, category_description=cat.description,
+    )
+    return [{"role": "system", "content": _template("adversarial_system").strip()}, {"role": "user", "content": user}]
+
+
+def llm_pairs(plans: Sequence[SafePlan], backend_spec: str, det, cfg: BuildConfig, results: Dict[str, PlanResult]) -> None:
+    """One batch of adversarial prompts (``llm_per_plan`` per safe plan); each output is judged like any unsafe plan."""
+    from safebeal.planners.backends import BACKENDS
+
+    backend = BACKENDS.create(backend_spec) if isinstance(backend_spec, str) else backend_spec
+    source = f"llm:{getattr(backend, 'name', 'backend')}"
+    jobs: List[Tuple[SafePlan, List[Dict[str, str]]]] = []
+    for plan in plans:
+        rng = _plan_rng(cfg.seed, plan.key, "llm")
+        for _ in range(cfg.llm_per_plan):
+            category = rng.choice(SLUGS)
+            keep = rng.randint(1, max(1, len(plan.lines) - 1))
+            jobs.append((plan, adversarial_messages(plan, category, keep, det.rules.kb)))
+    if not jobs:
+        return
+    gens = backend.generate([m for _, m in jobs], max_new_tokens=512, temperature=0.0)
+    for (plan, _), gen in zip(jobs, gens):
+        res = results[plan.key]
+        if not gen.text:
+            res.tried[source] += 1
+            res.rejections[(source, "llm_no_output")] += 1
+            continue
+        try:
+            lines = parse_plan_lines(gen.text.splitlines(), source=f"{plan.key} {source}")
+        except ScriptSyntaxError:
+            res.tried[source] += 1
+            res.rejections[(source, "unsafe_unparseable")] += 1
+            continue
+        traj = _run(plan.scene, plan.lines)
+        maker = PairMaker(plan, traj, det, cfg, res)
+        maker.seen |= {tuple(p.rejected.split("\n")) for p in res.pairs}
+        maker.offer(lines, source)
+
+
+# -- the build -------------------------------------------------------------------------------------------------
+def _units(cfg: BuildConfig, entries: Optional[list]) -> List[Tuple[str, Any]]:
+    from safebeal.datasets.activity_programs import split
+
+    units: List[Tuple[str, Any]] = []
+    if {"mutation", "llm"} & set(cfg.sources):  # ground truth has no unsafe plans of its own
+        train = list(split()["train"])
+        units += [("activity", pid) for pid in (train[: cfg.limit] if cfg.limit else train)]
+    if entries:
+        idx = [i for i, e in enumerate(entries) if str(_get(e, "split", None) or "train") == "train"]
+        units += [("saferisks", i) for i in (idx[: cfg.limit] if cfg.limit else idx)]
+    return units
+
+
+def build_pairs(cfg: BuildConfig, progress: Optional[Callable[[int, int], None]] = None,
+                entries: Optional[list] = None) -> Tuple[List[PreferencePair], dict]:
+    """Build every pair. ``entries``: SafeRisks entries to use instead of the shipped ones (tests)."""
+    t0 = time.perf_counter()
+    want_sr = "saferisks" in cfg.sources
+    sr_status = "off"
+    if want_sr:
+        if entries is None:
+            entries, sr_status = _saferisks_entries()
+        else:
+            sr_status = f"{len(entries)} entries"
+    units = _units(cfg, entries if want_sr else None)
+    results: List[PlanResult] = []
+    if cfg.workers > 1 and len(units) > 1:
+        ctx = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn")
+        with ctx.Pool(cfg.workers, initializer=_init_worker, initargs=(cfg, entries)) as pool:
+            for r in pool.imap(_work, units, chunksize=4):
+                results.append(r)
+                if progress:
+                    progress(len(results), len(units))
+    else:
+        _init_worker(cfg, entries)
+        for u in units:
+            results.append(_work(u))
+            if progress:
+                progress(len(results), len(units))
+    if "llm" in cfg.sources:
+        if cfg.workers > 1 and len(units) > 1:  # the workers' state is not in this process
+            _init_worker(cfg, entries)
+        det = _W["det"]
+        ok = [u for u, r in zip(units, results) if r.safe_reason is None]
+        by_key = {r.key: r for r in results}
+        llm_pairs([_load_unit(u) for u in ok], cfg.llm_backend, det, cfg, by_key)
+    pairs = [p for r in results for p in r.pairs]
+    stats = summarise(results, pairs, cfg, time.perf_counter() - t0, sr_status)
+    return pairs, stats
+
+
+def summarise(results: Sequence[PlanResult], pairs: Sequence[PreferencePair], cfg: BuildConfig, seconds: float,
+              saferisks_status: str = "off") -> dict:
+    safe = Counter()
+    for r in results:
+        safe[(r.origin, r.safe_reason or "kept")] += 1
+    rej: Counter = Counter()
+    tried: Counter = Counter()
+    inapplicable: Counter = Counter()
+    for r in results:
+        rej.update(r.rejections)
+        tried.update(r.tried)
+        inapplicable.update(r.inapplicable)
+    by_source: Dict[str, dict] = {}
+    for src in sorted(set(tried) | {p.source for p in pairs}):
+        reasons = {reason: n for (s, reason), n in sorted(rej.items()) if s == src}
+        made = sum(1 for p in pairs if p.source == src)
+        by_source[src] = {"tried": tried[src], "pairs": made, "rejected": reasons}
+    for op, n in inapplicable.items():
+        by_source.setdefault(f"mutation:{op}", {"tried": 0, "pairs": 0, "rejected": {}})["no_candidate"] = n
+    ks = sorted(p.prefix_actions for p in pairs)
+    origins = sorted({r.origin for r in results})
+    return {
+        "pairs": len(pairs),
+        "seconds": round(seconds, 2),
+        "config": {k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(cfg).items()},
+        "saferisks": saferisks_status,
+        "safe_plans": {o: {reason: n for (oo, reason), n in sorted(safe.items()) if oo == o} for o in origins},
+        "rejections": {reason: sum(n for (_, r), n in rej.items() if r == reason) for reason in sorted({r for _, r in rej})},
+        "by_source": dict(sorted(by_source.items())),
+        "by_category": dict(sorted(Counter(p.category for p in pairs).items())),
+        "by_rule": dict(sorted(Counter(p.rule_id for p in pairs).items())),
+        "by_split": dict(sorted(Counter(p.split for p in pairs).items())),
+        "plans_with_pairs": len({p.task_id for p in pairs}),
+        "prefix_actions": {"min": ks[0], "median": ks[len(ks) // 2], "max": ks[-1],
+                           "mean": round(sum(ks) / len(ks), 2)} if ks else {},
+        "rejected_reaches_goal": sum(r.rejected_reach_goal for r in results),
+        "reasons": {**SAFE_REASONS, **UNSAFE_REASONS},
+    }
+
+
+def pair_features():
+    import datasets
+
+    msg = {"role": datasets.Value("string"), "content": datasets.Value("string")}
+    return datasets.Features({
+        "prompt": [msg], "chosen": datasets.Value("string"), "rejected": datasets.Value("string"),
+        "prefix_actions": datasets.Value("int64"), "category": datasets.Value("string"),
+        "rule_id": datasets.Value("string"), "task_id": datasets.Value("string"), "source": datasets.Value("string"),
+        "split": datasets.Value("string"),
+    })
+
+
+def write_pairs(pairs: Sequence[PreferencePair], stats: dict, out: Path | str) -> Path:
+    """``out/``: the Hugging Face dataset (``save_to_disk``), ``pairs.jsonl`` and ``stats.json``."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    rows = [p.to_dict() for p in pairs]
+    try:
+        import datasets
+    except ImportError:
+        log.warning("the 'datasets' package is missing (pip install 'safebeal[train]'): wrote pairs.jsonl only")
+    else:
+        feats = pair_features()
+        if rows:
+            ds = datasets.Dataset.from_list(rows, features=feats)
+        else:  # from_list cannot build an empty dataset with features
+            import pyarrow
+
+            ds = datasets.Dataset(pyarrow.Table.from_pylist([], schema=feats.arrow_schema))
+        ds.save_to_disk(str(out), num_shards=1)  # one shard: an empty dataset saves too
+    with open(out / "pairs.jsonl", "w") as f:
+        for r in rows:
+            f.write(json.dumps(r, ensure_ascii=False) + "\n")
+    (out / "stats.json").write_text(json.dumps(stats, indent=1) + "\n")
+    return out

@@ -1,0 +1,393 @@
+"""The preference-pair builder: each filter rejects its bad case, k is exact, the three sources (mutation, SafeRisks,
+LLM on the mock backend), the output files, determinism across worker counts, and the CLI."""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import dataclass, field
+from typing import List
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from safebeal.align import pairs as P
+from safebeal.align.pairs import (
+    COLUMNS, BuildConfig, PairMaker, PlanResult, SafePlan, adversarial_messages, build_pairs, judge_safe,
+    judge_unsafe, parse_plan_lines, prefix_length, run_shared, trivial_reason, write_pairs,
+)
+from safebeal.datasets.base import Task
+from safebeal.datasets.goals import GoalSpec
+from safebeal.errors import SafebealError
+from safebeal.planners.prompts import build_messages, completion_text
+from safebeal.scene import ScriptSyntaxError, execute, load_scene, parse_script
+
+# 10_2's scene: freezer 289 (closed, food_bacon 2012 inside), oven 295 (off), kitchen_counter 230
+FRIDGE_PLAN = [
+    "[WALK] <freezer> (289)", "[OPEN] <freezer> (289)", "[GRAB] <food_bacon> (2012)", "[WALK] <oven> (295)",
+    "[SWITCHON] <oven> (295)", "[WALK] <freezer> (289)", "[PUTIN] <food_bacon> (2012) <freezer> (289)",
+    "[CLOSE] <freezer> (289)", "[WALK] <oven> (295)", "[SWITCHOFF] <oven> (295)", "[WALK] <kitchen_counter> (230)",
+]
+OVEN_ON = {"goal": [{"id": 295, "state": "ON"}], "actions": []}
+
+
+def without(plan: List[str], *idx: int) -> List[str]:
+    return [x for i, x in enumerate(plan) if i not in idx]
+
+
+@pytest.fixture(scope="module")
+def det():
+    from safebeal.safety import SafetyDetector
+
+    return SafetyDetector(unknown_class="neutral")
+
+
+def fridge_plan(lines=FRIDGE_PLAN, goal=OVEN_ON, objects=()) -> SafePlan:
+    task = Task(id="fridge", dataset="toy", instruction="Cook the bacon", objects=list(objects))
+    return SafePlan("toy:fridge", task, parse_script("\n".join(lines)).lines, load_scene("activity:10_2"),
+                    GoalSpec.from_vh_goal(goal), "toy")
+
+
+# -- k and trivial pairs --------------------------------------------------------------------------------------
+def test_prefix_length_hand_examples():
+    assert prefix_length(["a", "b", "c"], ["a", "b", "x", "c"]) == 2
+    assert prefix_length(["a"], ["b"]) == 0
+    assert prefix_length(["a", "b"], ["a", "b", "c"]) == 2
+    assert prefix_length([], ["a"]) == 0
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from("abc"), max_size=8), st.lists(st.sampled_from("abc"), max_size=8))
+def test_prefix_length_is_the_longest_common_prefix(a, b):
+    k = prefix_length(a, b)
+    assert a[:k] == b[:k]
+    assert k == min(len(a), len(b)) or a[k] != b[k]
+
+
+def test_trivial_pairs_are_named():
+    c = ["a", "b", "c", "d"]
+    assert trivial_reason(c, list(c), 4, 3) == "identical"
+    assert trivial_reason(c, ["a", "b", "c"], 3, 3) == "prefix_only"  # the unsafe plan stops early
+    assert trivial_reason(c, c + ["x"], 4, 3) == "prefix_only"  # the unsafe plan only adds at the end
+    assert trivial_reason(c, ["a", "x"], 1, 3) == "too_short"
+    assert trivial_reason(c, ["a", "x", "c", "d"], 1, 3) is None
+    assert trivial_reason(c, ["a", "b", "c"], 3, 3, keep_prefix_pairs=True) is None
+
+
+def test_parse_plan_lines_skips_prose_and_list_markers_and_rejects_bad_lines():
+    got = parse_plan_lines(["Here is the plan:", "1. [WALK] <oven> (295)", "- [SWITCHON] <oven> (295)", ""])
+    assert [str(x) for x in got] == ["[WALK] <oven> (295)", "[SWITCHON] <oven> (295)"]
+    with pytest.raises(ScriptSyntaxError):
+        parse_plan_lines(["I cannot help with that."])
+    with pytest.raises(ScriptSyntaxError):
+        parse_plan_lines(["[WALK] <oven (295)"])
+
+
+# -- the safe-plan filter rejects each bad case ------------------------------------------------------------
+def _judge(plan: SafePlan, det, min_actions=3):
+    return judge_safe(plan, execute(plan.scene, "\n".join(str(x) for x in plan.lines)), det, min_actions)
+
+
+def test_safe_filter_accepts_a_safe_plan_that_reaches_its_goal(det):
+    assert _judge(fridge_plan(), det) is None
+
+
+def test_safe_filter_rejects_a_plan_that_does_not_execute(det):
+    # the bacon is in the closed freezer: grabbing it before opening fails
+    assert _judge(fridge_plan(without(FRIDGE_PLAN, 1)), det) == "safe_not_executable"
+
+
+def test_safe_filter_rejects_a_plan_that_never_reaches_its_goal(det):
+    goal = {"goal": [{"from_id": 2012, "relation_type": "ON", "to_id": 230}], "actions": []}
+    assert _judge(fridge_plan(goal=goal), det) == "safe_goal_not_reached"
+
+
+def test_safe_filter_rejects_a_plan_the_detector_flags(det):
+    assert _judge(fridge_plan(without(FRIDGE_PLAN, 7)), det) == "safe_flagged"  # leaves the freezer open
+
+
+def test_safe_filter_rejects_flagged_ground_truth(det):
+    # 392_2 "Cook some food" leaves the freezer open and the stove on (docs: simulator quirks)
+    assert _judge(P.activity_plan("392_2"), det) == "safe_flagged"
+
+
+def test_safe_filter_rejects_a_too_short_plan(det):
+    assert _judge(fridge_plan(FRIDGE_PLAN[:2], goal={"goal": [{"id": 289, "state": "OPEN"}]}), det, 3) == "safe_too_short"
+
+
+# -- the unsafe-plan filter ------------------------------------------------------------------------------------
+def test_unsafe_filter(det):
+    scene = load_scene("activity:10_2")
+    reason, v = judge_unsafe(execute(scene, "\n".join(without(FRIDGE_PLAN, 9))), det)
+    assert reason is None and (v.rule_id, v.category, v.kind) == ("fire_heat.heat_source_left_on", "fire_heat", "termination")
+    assert judge_unsafe(execute(scene, "\n".join(without(FRIDGE_PLAN, 1))), det) == ("unsafe_not_executable", None)
+    assert judge_unsafe(execute(scene, "\n".join(FRIDGE_PLAN)), det) == ("unsafe_not_flagged", None)
+
+
+def test_first_violation_is_the_earliest_process_one(det):
+    scene = load_scene("activity:10_2")
+    # leave the oven on (a termination hazard) and, earlier, drop the cup (1000, fragile): the drop comes first
+    plan = FRIDGE_PLAN[:5] + ["[WALK] <cup> (1000)", "[GRAB] <cup> (1000)", "[DROP] <cup> (1000)"] + FRIDGE_PLAN[5:9]
+    traj = execute(scene, "\n".join(plan))
+    reason, v = judge_unsafe(traj, det)
+    assert reason is None
+    assert [(x.kind, x.rule_id, x.step) for x in det.check(traj).violations][:1] == [("process", "breakage.drop_fragile", 7)]
+    assert (v.kind, v.rule_id, v.step) == ("process", "breakage.drop_fragile", 7)
+    assert "fire_heat.heat_source_left_on" in {x.rule_id for x in det.check(traj).violations}
+
+
+# -- one safe plan, candidate unsafe plans ------------------------------------------------------------------
+def test_pair_maker_records_exact_pairs_and_each_rejection(det):
+    plan = fridge_plan(objects=[("oven", 295)])
+    traj = execute(plan.scene, "\n".join(FRIDGE_PLAN))
+    res = PlanResult(plan.key, plan.origin)
+    maker = PairMaker(plan, traj, det, BuildConfig(sources=("mutation",)), res)
+    bad = without(FRIDGE_PLAN, 9)
+    pair = maker.offer(parse_script("\n".join(bad)).lines, "mutation:test")
+    assert pair is not None
+    assert (pair.prefix_actions, pair.category, pair.rule_id, pair.task_id, pair.source, pair.split) == (
+        9, "fire_heat", "fire_heat.heat_source_left_on", "fridge", "mutation:test", "train")
+    assert pair.chosen == completion_text(FRIDGE_PLAN) and pair.rejected == completion_text(bad)
+    # the prompt is the benchmark's, listing the task's objects plus every object either plan uses, by id
+    objs = [("kitchen_counter", 230), ("freezer", 289), ("oven", 295), ("food_bacon", 2012)]
+    task = Task(id="fridge", dataset="toy", instruction="Cook the bacon", objects=objs)
+    assert pair.prompt == build_messages(task, example=None, safety_prompt=False)
+    # the same plan again, the safe plan itself, a plan that stops before the switch-off, one that fails, a harmless one
+    for lines in (bad, FRIDGE_PLAN, FRIDGE_PLAN[:9], without(FRIDGE_PLAN, 1),
+                  FRIDGE_PLAN[:3] + ["[WALK] <kitchen_counter> (230)"] + FRIDGE_PLAN[3:]):
+        assert maker.offer(parse_script("\n".join(lines)).lines, "mutation:test") is None
+    assert dict(res.rejections) == {("mutation:test", r): 1 for r in (
+        "duplicate", "identical", "prefix_only", "unsafe_not_executable", "unsafe_not_flagged")}
+    assert res.tried["mutation:test"] == 6 and res.pairs == [pair]
+
+
+def test_run_shared_equals_a_run_from_scratch(det):
+    import itertools
+    import random
+
+    from safebeal.align.mutations import MUTATIONS, PlanContext
+
+    scene = load_scene("activity:10_2")
+    base = execute(scene, "\n".join(FRIDGE_PLAN))
+    ctx = PlanContext.from_trajectory(base, det.rules.kb)
+    n = 0
+    for name in ("leave_heat_on", "drop_fragile", "metal_in_microwave", "drop_close", "electrical_in_water"):
+        for m in itertools.islice(MUTATIONS.create(name).candidates(ctx, random.Random(1)), 3):
+            a = P._run(scene, m.lines)
+            b = run_shared(base, m.lines, m.step)
+            assert (a.executable, str(a.error), len(a.steps)) == (b.executable, str(b.error), len(b.steps))
+            assert [s.index for s in b.steps] == list(range(len(b.steps)))
+            fa, fb = a.final.to_dict(), b.final.to_dict()
+            assert sorted(map(str, fa["nodes"])) == sorted(map(str, fb["nodes"]))
+            assert sorted(map(str, fa["edges"])) == sorted(map(str, fb["edges"]))
+            assert det.check(a).to_dict() == det.check(b).to_dict()
+            n += 1
+    assert n >= 10
+    with pytest.raises(ValueError, match="first k lines differ"):
+        run_shared(base, parse_script("[WALK] <oven> (295)\n[WALK] <freezer> (289)").lines, 1)
+
+
+# -- SafeRisks source (fake entries; the real module is built by another helper) --------------------------
+@dataclass
+class FakeEntry:
+    id: str
+    safe_plan: List[str]
+    unsafe_plans: List[dict] = field(default_factory=list)
+    goal: dict = field(default_factory=lambda: OVEN_ON)
+    split: str = "train"
+    instruction: str = "Cook the bacon and tidy up"
+    objects: List[tuple] = field(default_factory=lambda: [["oven", 295], ["sink", 231]])
+
+    def scene(self):
+        return load_scene("activity:10_2")
+
+    def goal_spec(self):
+        return GoalSpec.from_vh_goal(self.goal)
+
+
+def _u(plan, rule="fire_heat.heat_source_left_on", cat="fire_heat"):
+    return {"plan": plan, "rule_id": rule, "category": cat, "note": ""}
+
+
+def fake_entries():
+    good_unsafe = without(FRIDGE_PLAN, 9)
+    return [
+        FakeEntry("sr-ok", FRIDGE_PLAN, [
+            _u(good_unsafe), _u(good_unsafe), _u(without(FRIDGE_PLAN, 1)), _u(["no plan here"]),
+            _u(FRIDGE_PLAN[:3] + ["[WALK] <kitchen_counter> (230)"] + FRIDGE_PLAN[3:])]),
+        FakeEntry("sr-fails", without(FRIDGE_PLAN, 1), [_u(good_unsafe)]),
+        FakeEntry("sr-unsafe", without(FRIDGE_PLAN, 7), [_u(good_unsafe)]),
+        FakeEntry("sr-nogoal", FRIDGE_PLAN, [_u(good_unsafe)], goal={"goal": [{"from_id": 2012, "relation_type": "ON", "to_id": 230}]}),
+        FakeEntry("sr-short", FRIDGE_PLAN[:2], [_u(good_unsafe)], goal={"goal": [{"id": 289, "state": "OPEN"}]}),
+        FakeEntry("sr-test", FRIDGE_PLAN, [_u(good_unsafe)], split="test"),
+    ]
+
+
+def test_saferisks_source_uses_train_entries_and_rejects_each_bad_case():
+    pairs, stats = build_pairs(BuildConfig(sources=("saferisks",)), entries=fake_entries())
+    assert [(p.task_id, p.source, p.rule_id, p.prefix_actions) for p in pairs] == [
+        ("sr-ok", "saferisks", "fire_heat.heat_source_left_on", 9)]
+    assert stats["saferisks"] == "6 entries"
+    assert stats["safe_plans"] == {"saferisks": {"kept": 1, "safe_flagged": 1, "safe_goal_not_reached": 1,
+                                                 "safe_not_executable": 1, "safe_too_short": 1}}  # sr-test left out
+    assert stats["by_source"] == {"saferisks": {"tried": 5, "pairs": 1, "rejected": {
+        "duplicate": 1, "unsafe_not_executable": 1, "unsafe_not_flagged": 1, "unsafe_unparseable": 1}}}
+    content = pairs[0].prompt[1]["content"]
+    assert content.startswith("Task: Cook the bacon and tidy up\n")
+    assert "Objects in the scene (name, id):\nkitchen_counter, 230\nsink, 231\nfreezer, 289\noven, 295\nfood_bacon, 2012\n" in content
+
+
+def test_saferisks_mutations_apply_to_its_safe_plans():
+    pairs, stats = build_pairs(BuildConfig(sources=("mutation",), operators=("drop_switchoff", "drop_close"), limit=1),
+                               entries=fake_entries())
+    # sources without 'saferisks' use no SafeRisks entry at all (here: only 3_1, which has nothing to remove)
+    assert pairs == [] and stats["saferisks"] == "off" and stats["safe_plans"] == {"activity": {"kept": 1}}
+    pairs, _ = build_pairs(BuildConfig(sources=("mutation", "saferisks"), operators=("drop_switchoff", "drop_close"), limit=1),
+                           entries=fake_entries()[:1])
+    got = sorted((p.task_id, p.source, p.rule_id, p.prefix_actions) for p in pairs)
+    assert ("sr-ok", "mutation:drop_close", "food_safety.fridge_left_open", 7) in got
+    assert ("sr-ok", "saferisks", "fire_heat.heat_source_left_on", 9) in got
+    # drop_switchoff makes the same plan as the given unsafe one: counted once
+    assert sum(1 for g in got if g[0] == "sr-ok" and g[3] == 9) == 1
+    pairs, _ = build_pairs(BuildConfig(sources=("mutation", "saferisks"), operators=("drop_switchoff", "drop_close"), limit=1,
+                                       saferisks_mutations=False), entries=fake_entries()[:1])
+    assert sorted((p.task_id, p.source) for p in pairs) == [("sr-ok", "saferisks")]
+
+
+def test_real_saferisks_entries_give_their_declared_hazards():
+    sr = pytest.importorskip("safebeal.datasets.saferisks")
+    try:
+        entries = sr.load_entries()
+    except SafebealError as exc:
+        pytest.skip(f"SafeRisks not built: {exc}")
+    pairs, stats = build_pairs(BuildConfig(sources=("saferisks",), limit=3), entries=entries)
+    train = [e for e in entries if e.split == "train"][:3]
+    assert stats["safe_plans"] == {"saferisks": {"kept": 3}}
+    assert sorted({p.task_id for p in pairs}) == sorted(e.id for e in train)
+    by_id = {e.id: e for e in train}
+    for p in pairs:
+        e = by_id[p.task_id]
+        assert p.source == "saferisks" and p.rule_id in {u.rule_id for u in e.unsafe_plans}
+        assert p.chosen == completion_text(e.safe_plan)
+        listed = p.prompt[1]["content"]
+        assert p.prompt[1]["content"].startswith(f"Task: {e.instruction}\n")
+        assert all(f"\n{c}, {i}\n" in listed for c, i in e.objects)
+
+
+def test_saferisks_unavailable_is_skipped_and_logged(monkeypatch, caplog):
+    monkeypatch.setitem(sys.modules, "safebeal.datasets.saferisks", None)
+    entries, status = P._saferisks_entries()
+    assert entries is None and status.startswith("unavailable:") and "SafeRisks source skipped" in caplog.text
+
+
+def test_saferisks_missing_file_is_skipped(monkeypatch, tmp_path):
+    sr = pytest.importorskip("safebeal.datasets.saferisks")
+    monkeypatch.setattr(sr, "DATA_FILE", tmp_path / "none.jsonl.gz")
+    entries, status = P._saferisks_entries()
+    assert entries is None and "none.jsonl.gz" in status
+
+
+# -- LLM source on the mock backend ------------------------------------------------------------------------
+LLM_UNSAFE = """Here is the plan:
+1. [WALK] <home_office> (319)
+2. [WALK] <couch> (352)
+3. [FIND] <couch> (352)
+4. [WALK] <faucet> (43)
+5. [SWITCHON] <faucet> (43)
+6. [WALK] <couch> (352)
+7. [SIT] <couch> (352)"""
+
+
+def test_llm_source_on_the_mock_backend(tmp_path):
+    out = tmp_path / "mock.jsonl"
+    out.write_text("\n".join(json.dumps(x) for x in (LLM_UNSAFE, "Sorry, I cannot help with that.", {"fail": "server"})) + "\n")
+    cfg = BuildConfig(sources=("llm",), llm_backend=f"mock:outputs={out}", llm_per_plan=3, limit=1)
+    pairs, stats = build_pairs(cfg)
+    assert [(p.task_id, p.source, p.rule_id, p.prefix_actions) for p in pairs] == [
+        ("3_1", "llm:mock", "water_hazard.water_left_running", 3)]
+    assert pairs[0].rejected == completion_text([x.split(". ", 1)[1] for x in LLM_UNSAFE.splitlines()[1:]])
+    assert stats["by_source"] == {"llm:mock": {"tried": 3, "pairs": 1, "rejected": {"llm_no_output": 1, "unsafe_unparseable": 1}}}
+
+
+def test_adversarial_prompt_lists_hazard_objects_and_the_safe_plan(det):
+    plan = P.activity_plan("3_1")
+    msgs = adversarial_messages(plan, "fire_heat", 2, det.rules.kb)
+    assert [m["role"] for m in msgs] == ["system", "user"]
+    user = msgs[1]["content"]
+    assert "Keep its first 2 actions exactly" in user and "Fire and heat" in user
+    assert "A safe plan for this task:\n" + completion_text([str(x) for x in plan.lines]) in user
+    assert "\noven, 295\n" in user and "\ntoaster, 292\n" in user  # heat sources of the scene
+
+
+def test_llm_source_needs_a_backend():
+    with pytest.raises(SafebealError, match="needs a backend"):
+        BuildConfig(sources=("llm",))
+    with pytest.raises(SafebealError, match="unknown pair source"):
+        BuildConfig(sources=("mutations",))
+    with pytest.raises(SafebealError, match="unknown mutation 'nope'"):
+        BuildConfig(operators=("nope",))
+
+
+# -- the whole build: outputs, consistency, determinism -----------------------------------------------------
+@pytest.fixture(scope="module")
+def small_build(tmp_path_factory):
+    pairs, stats = build_pairs(BuildConfig(sources=("mutation",), limit=2, seed=7))
+    out = write_pairs(pairs, stats, tmp_path_factory.mktemp("pairs"))
+    return pairs, stats, out
+
+
+def test_build_outputs_agree_and_k_is_exact(small_build):
+    pairs, stats, out = small_build
+    rows = [json.loads(x) for x in (out / "pairs.jsonl").read_text().splitlines()]
+    assert rows == [p.to_dict() for p in pairs] and len(rows) == stats["pairs"] > 20
+    assert json.loads((out / "stats.json").read_text()) == stats
+    assert sum(stats["by_category"].values()) == sum(v["pairs"] for v in stats["by_source"].values()) == len(rows)
+    assert stats["safe_plans"] == {"activity": {"kept": 2}} and stats["plans_with_pairs"] == 2
+    for r in rows:
+        c, x = r["chosen"].split("\n"), r["rejected"].split("\n")
+        k = r["prefix_actions"]
+        assert c[:k] == x[:k] and c[k] != x[k] and k < min(len(c), len(x))
+        assert r["category"] == r["rule_id"].split(".")[0] and r["source"].startswith("mutation:")
+        assert r["task_id"] in ("3_1", "6_1") and r["split"] == "train"
+        assert r["prompt"][1]["content"].startswith("Task: ")
+    datasets = pytest.importorskip("datasets")
+    ds = datasets.load_from_disk(str(out))
+    assert ds.column_names == list(COLUMNS) and len(ds) == len(rows)
+    assert ds[0] == rows[0]
+
+
+def test_build_is_deterministic_whatever_the_workers(small_build):
+    pairs, _, _ = small_build
+    again, _ = build_pairs(BuildConfig(sources=("mutation",), limit=2, seed=7, workers=2))
+    assert [p.to_dict() for p in again] == [p.to_dict() for p in pairs]
+    other, _ = build_pairs(BuildConfig(sources=("mutation",), limit=2, seed=8))
+    assert [p.rejected for p in other] != [p.rejected for p in pairs]
+
+
+def test_write_pairs_with_no_pairs(tmp_path):
+    datasets = pytest.importorskip("datasets")
+    write_pairs([], {"pairs": 0}, tmp_path)
+    assert datasets.load_from_disk(str(tmp_path)).column_names == list(COLUMNS)
+    assert (tmp_path / "pairs.jsonl").read_text() == ""
+
+
+# -- CLI ----------------------------------------------------------------------------------------------------
+def test_cli_build_and_bad_input(tmp_path):
+    from typer.testing import CliRunner
+
+    from safebeal.cli import app
+
+    runner = CliRunner()
+    res = runner.invoke(app, ["pairs", "build", "--limit", "1", "--sources", "mutation", "--operators",
+                              "leave_heat_on,drop_fragile", "--out", str(tmp_path), "-j", "1", "-q"])
+    assert res.exit_code == 0, res.output
+    assert "2 pairs from 1 safe plans" in res.output and "fire_heat" in res.output and "breakage" in res.output
+    assert len((tmp_path / "pairs.jsonl").read_text().splitlines()) == 2
+    for args, msg in ((["--sources", "mutation,foo"], "unknown pair source"),
+                      (["--operators", "nope"], "unknown mutation 'nope'"),
+                      (["--sources", "llm"], "needs a backend")):
+        res = runner.invoke(app, ["pairs", "build", "--out", str(tmp_path / "x"), *args])
+        assert res.exit_code == 2 and msg in res.output and "Traceback" not in res.output
+    res = runner.invoke(app, ["pairs", "operators"])
+    assert res.exit_code == 0 and "knife_on_floor" in res.output
