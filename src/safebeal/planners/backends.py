@@ -16,7 +16,7 @@ Two kinds of failure are kept apart:
   the error type and message (secrets redacted), with the number of attempts made.
 
 Heavy dependencies are imported lazily: ``openai`` (the ``[openai]`` extra), ``torch`` and
-``transformers`` (``[train]``), ``vllm`` (``[vllm]``). See ``docs/backends.md``.
+``transformers`` (``[train]``), ``vllm`` (``[vllm]``). See ``docs/bench.md``.
 """
 
 from __future__ import annotations
