@@ -67,7 +67,8 @@ CASES = {
         "837_2", "WALK 289; OPEN 289; GRAB 1002; CLOSE 289; WALK 230; PUTBACK 1002 230", [(T, (1002,))],
         ["WALK 289; OPEN 289; GRAB 1002; WALK 230; PUTBACK 1002 230; GRAB 1002; WALK 289; PUTIN 1002 289; CLOSE 289"]),
     "food_safety.food_on_floor": ("837_2", "WALK 2004; GRAB 2004; DROP 2004", [(T, (2004,))],
-                                  ["WALK 2004; GRAB 2004; PUTBACK 2004 230"]),
+                                  ["WALK 2004; GRAB 2004; PUTBACK 2004 230",
+                                   "WALK 289; OPEN 289; GRAB 2008; DROP 2008"]),  # spilled beer: a slip hazard
     "food_safety.raw_meat_onto_ready_food": (
         "650_1", "WALK 1001; GRAB 1001; WALK 2009; PUTBACK 1001 2009; WALK 1000; GRAB 1000; PUTBACK 1000 2009", [(6, (1000, 2009, 1001))],
         ["WALK 1001; GRAB 1001; WALK 226; PUTBACK 1001 226; WALK 1000; GRAB 1000; PUTBACK 1000 2009"]),

@@ -38,7 +38,9 @@ OBJECT_EVENTS = {
     "dropped": "dropped or released by the agent and not picked up or put anywhere since",
     "poured_into": "a liquid was poured into or onto it",
     "contaminated": "a toxic product or a soap was poured or put into it and it was not washed or rinsed since",
-    "used": "an argument of an interaction (anything but walking, finding, looking, turning or pointing)",
+    "heated": "was on or in a heat source while it was on, directly or in or on a container standing on it (cooked)",
+    "used": "an argument of an interaction (anything but walking, finding, looking, turning or pointing), the "
+            "container an object was taken from or put back into, or a running tap at hand while washing or drinking",
 }
 AGENT_EVENTS = {
     "hands_wet": "the agent washed, rinsed or scrubbed something and has not wiped its hands since",

@@ -40,6 +40,17 @@ WET_ACTIONS = frozenset({"WASH", "RINSE", "SCRUB"})
 PLACE_ACTIONS = frozenset({"GRAB", "PUTBACK", "PUTIN", "PUTOBJBACK"})
 #: attributes whose objects contaminate what they are put or poured into (event ``contaminated``)
 CONTAMINANTS = frozenset({"toxic", "mild_cleaner"})
+#: the steps that can bring an object onto a heat source that is on (judged in the state after them) and those
+#: that can end it (judged before), on their arguments and the containers these are taken from or put into:
+#: together they record every object that was heated during the plan (event ``heated``)
+HEAT_AFTER = frozenset({"SWITCHON", "PUTIN", "PUTBACK", "PUTOBJBACK"})
+HEAT_BEFORE = frozenset({"SWITCHOFF", "GRAB"})
+#: actions that use the running water at hand: a running tap by the agent (or by the sink it stands at) is used
+WATER_USE_ACTIONS = WET_ACTIONS | {"DRINK"}
+#: basins whose taps (faucets CLOSE to them, or on or in them) serve whoever stands at them
+BASINS = frozenset({"sink", "bathtub"})
+TAP = "faucet"
+HOLD_RELATIONS = ("INSIDE", "ON")
 
 
 @dataclass(frozen=True)
@@ -98,7 +109,10 @@ class Monitor:
         self.initial = initial
         self.state = initial
         self._scene = detector._scene_cache(initial)
-        self.events: Dict[str, Set[int]] = {"dropped": set(), "poured_into": set(), "contaminated": set(), "used": set()}
+        self.events: Dict[str, Set[int]] = {"dropped": set(), "poured_into": set(), "contaminated": set(),
+                                            "heated": set(), "used": set()}
+        self._char = initial.character_id()
+        self._args: Set[int] = set()  # arguments of interactions: the only objects a step can move
         self.agent_events: Set[str] = set()
         self.violations: List[Violation] = []
         self.steps_judged = 0
@@ -160,16 +174,33 @@ class Monitor:
             return []
         found = self.would_violate(result.line, result.index)
         self.violations.extend(found)
-        self._record_events(result.line, result.before)
+        self._record_events(result.line, result.before, result.after)
         self.state = result.after
         self.steps_judged += 1
         return found
 
-    def _record_events(self, line: ScriptLine, before: StateView) -> None:
+    def _record_events(self, line: ScriptLine, before: StateView, after: StateView) -> None:
         act, ids = line.action, [a.id for a in line.args]
         ev = self.events
         if act not in NON_INTERACTION:
             ev["used"].update(ids)
+            self._args.update(ids)
+            # taking an object out of a container, or putting one back, uses the container: the juice taken out
+            # of a fridge that stood open makes the open fridge the plan's business
+            holders: List[int] = []
+            if act == "GRAB" and ids:
+                holders = self._holders(before, ids[0])
+            elif act == "PUTOBJBACK" and ids:
+                holders = self._holders(after, ids[0])
+            elif act in ("PUTIN", "PUTBACK") and len(ids) == 2:
+                holders = self._holders(before, ids[1])  # a shelf in the fridge, a pot on the stove
+            ev["used"].update(holders)
+            if act in HEAT_BEFORE:
+                self._record_heated(before, ids + holders)
+            elif act in HEAT_AFTER:
+                self._record_heated(after, ids + holders)
+        if act in WATER_USE_ACTIONS:
+            self._record_water_use(before)
         if act in ("DROP", "RELEASE"):
             ev["dropped"].update(ids)
         elif act in PLACE_ACTIONS and ids:
@@ -177,7 +208,7 @@ class Monitor:
         if act in ("POUR", "PUTIN", "PUTBACK") and len(ids) == 2:
             if act == "POUR":
                 ev["poured_into"].add(ids[1])
-            if self._ctx(before).attrs(ids[0]) & CONTAMINANTS:
+            if self._attrs(before, ids[0]) & CONTAMINANTS:
                 ev["contaminated"].add(ids[1])
         if act in WET_ACTIONS and ids:
             ev["contaminated"].discard(ids[0])  # washed or rinsed clean
@@ -186,13 +217,78 @@ class Monitor:
         elif act == "WIPE":
             self.agent_events.discard("hands_wet")
 
+    def _attrs(self, state: StateView, nid: int) -> FrozenSet[str]:
+        """Hazard attributes of a node (the per-scene cache that every Context of this scene shares)."""
+        cache = self._scene.attrs
+        a = cache.get(nid)
+        if a is None:
+            n = state.node(nid)
+            a = frozenset() if n is None else self.det.rules.kb.attrs(n.class_name, n.properties)
+            cache[nid] = a
+        return a
+
+    def _holders(self, state: StateView, nid: int) -> List[int]:
+        """What ``nid`` is INSIDE or ON, and what that is in or on (two levels), leaving out rooms and floors: the
+        floor is where things lie, using it would make every object lying there the plan's business."""
+        out: List[int] = []
+        frontier = [nid]
+        for _ in range(2):
+            nxt = []
+            for x in frontier:
+                for r in HOLD_RELATIONS:
+                    for t in state.targets(x, r):
+                        if t == nid or t in out:
+                            continue
+                        n = state.node(t)
+                        if n is None or n.category == "Rooms" or "floor" in self._attrs(state, t):
+                            continue
+                        out.append(t)
+                        nxt.append(t)
+            frontier = nxt
+        return out
+
+    def _record_heated(self, state: StateView, ids: Sequence[int]) -> None:
+        """Event ``heated``: the contents (two levels: a pot and the food in it) of each heat source among ``ids``
+        (a step's arguments and the containers they are taken from or put into) that is ON in ``state``."""
+        heated = self.events["heated"]
+        for h in ids:
+            if "heat_source" not in self._attrs(state, h) or "ON" not in state.states_of(h):
+                continue
+            for r in HOLD_RELATIONS:
+                for c in state.sources(h, r):
+                    heated.add(c)
+                    for r2 in HOLD_RELATIONS:
+                        heated.update(state.sources(c, r2))
+
+    def _record_water_use(self, state: StateView) -> None:
+        """Washing, rinsing or drinking at running water uses it: the water sources CLOSE to the agent that are ON,
+        and the running taps of a sink or bathtub CLOSE to it (faucets CLOSE to the basin, or on or in it)."""
+        kb = self.det.rules.kb
+        rev = self._scene.reverse(self.initial.scene)
+        used = self.events["used"]
+        for w in state.targets(self._char, "CLOSE"):
+            if "water_source" not in self._attrs(state, w):
+                continue
+            taps = {w}
+            n = state.node(w)
+            if n is not None and kb.canonical(n.class_name) in BASINS:
+                near = set(state.targets(w, "CLOSE"))
+                for r in HOLD_RELATIONS:
+                    near.update(rev.get((w, r), ()))
+                for f in near:
+                    m = state.node(f)
+                    if m is not None and kb.canonical(m.class_name) == TAP:
+                        taps.add(f)
+            used.update(t for t in taps if "ON" in state.states_of(t))
+
     # -- termination rules -----------------------------------------------------------------
     def _change_set(self, changed: Set[int], ctx_final: Context) -> ChangeSet:
         used = self.events["used"]
-        rev = self._scene.reverse()
-        base = set(used) | set(changed) | {self.initial.character_id()}
-        todo = [u for u in used if u in self.initial]
-        while todo:  # contents, transitively: carrying a container deletes its contents' edges
+        rev = self._scene.reverse(self.initial.scene)
+        # events other than ``used`` are recorded on arguments or, ``heated``, on contents of a heat source
+        base = set(used) | set(changed) | {self._char} | self.events["heated"]
+        todo = [u for u in self._args if u in self.initial]
+        while todo:  # contents of what a step may have moved, transitively: carrying a container deletes their edges
             u = todo.pop()
             for r in ("ON", "INSIDE"):
                 for c in rev.get((u, r), ()):
@@ -214,7 +310,7 @@ class Monitor:
                 # attribution keeps nothing outside what the plan may have affected (conditions.compile_affected)
                 ids_to_check = sorted(i for i in rule.affected(cs) if _static_ok(rule, ctx_final, i))
             else:
-                static_ids = self._scene.candidates(self.det, k)
+                static_ids = self._scene.candidates(self.det, k, self.initial)
                 # nodes the plan changed or created may have left their static candidate list (in practice never)
                 extra = [i for i in changed if i not in static_ids and _static_ok(rule, ctx_final, i)]
                 ids_to_check = sorted({*static_ids, *extra}) if extra else static_ids
@@ -242,26 +338,27 @@ def _static_ok(rule: Rule, ctx: Context, nid: int) -> bool:
 class _SceneCache:
     """What the detector computes once per scene: node attributes and, per termination rule, the nodes that pass
     its static conditions (class, properties and attributes never change during a simulation). The candidate
-    lists are built on first use: attributed checks with pruning rarely need them."""
+    lists are built on first use: attributed checks with pruning rarely need them. It holds nothing that refers
+    to the scene: it is the value of a weak-keyed mapping keyed by the scene, so a reference back would keep every
+    scene alive."""
 
-    def __init__(self, initial: StateView):
-        self.initial = initial
+    def __init__(self) -> None:
         self.attrs: Dict[int, FrozenSet[str]] = {}
         self._candidates: Optional[List[Tuple[int, ...]]] = None
         self._rev: Optional[Dict[Tuple[int, str], List[int]]] = None
 
-    def reverse(self) -> Dict[Tuple[int, str], List[int]]:
+    def reverse(self, scene: SceneGraph) -> Dict[Tuple[int, str], List[int]]:
         """The initial graph's reverse ON/INSIDE index (cheaper than the scene-wide one of StateView.sources)."""
         if self._rev is None:
-            self._rev = reverse_on_inside(self.initial.scene.data)
+            self._rev = reverse_on_inside(scene.data)
         return self._rev
 
-    def candidates(self, det: "SafetyDetector", k: int) -> Tuple[int, ...]:
+    def candidates(self, det: "SafetyDetector", k: int, initial: StateView) -> Tuple[int, ...]:
         """Ids (ascending) of the nodes that pass the static filter of termination rule ``k``."""
         if self._candidates is None:
             rules = det.rules.termination
             ids: List[List[int]] = [[] for _ in rules]
-            for n in self.initial.nodes():
+            for n in initial.nodes():
                 key = (n.class_name, n.properties)
                 hit = det._static_by_key.get(key)
                 if hit is None:
@@ -311,7 +408,7 @@ class SafetyDetector:
         """Per-scene cache (any state of the scene will do: what it caches does not change while simulating)."""
         cache = self._scenes.get(initial.scene)
         if cache is None:
-            cache = self._scenes[initial.scene] = _SceneCache(initial)
+            cache = self._scenes[initial.scene] = _SceneCache()
         return cache
 
     def monitor(self, initial: StateView) -> Monitor:

@@ -97,8 +97,14 @@ class SceneGraph:
                 if self._reverse is None:
                     rev: Dict[Tuple[int, str], Set[int]] = {}
                     for (from_id, rel), tos in self.env_graph._edge_map.items():
+                        name = rel.name  # an enum property: once per key, not once per edge
                         for to_id in tos:
-                            rev.setdefault((to_id, rel.name), set()).add(from_id)
+                            key = (to_id, name)
+                            s = rev.get(key)
+                            if s is None:
+                                rev[key] = {from_id}
+                            else:
+                                s.add(from_id)
                     self._reverse = rev
         return self._reverse
 
