@@ -854,11 +854,21 @@ class HFBackend(Backend):
     def render(self, prompt: Prompt) -> str:
         return render_for_tokenizer(self.tokenizer, prompt)
 
+    def _encode(self, texts: List[str]) -> Any:
+        """Token ids exactly as Safe-Align training builds a prompt (``safebeal.align.encoding``): the rendered text
+        without added special tokens, then BOS in front when the tokenizer has one and the text did not start
+        with it; left-padded into a batch."""
+        tok = self.tokenizer
+        ids = tok(texts, add_special_tokens=False)["input_ids"]
+        bos = tok.bos_token_id
+        if bos is not None:
+            ids = [x if x[:1] == [bos] else [bos] + x for x in ids]
+        return tok.pad({"input_ids": ids}, padding=True, return_tensors="pt")
+
     def _run_batch(self, texts: List[str], max_new: int, temperature: float, top_p: float,
                    seed: int) -> List[tuple]:
         torch = self._torch
-        enc = self.tokenizer(texts, return_tensors="pt", padding=True,
-                             add_special_tokens=not self.uses_chat_template).to(self.device)
+        enc = self._encode(texts).to(self.device)
         kwargs: Dict[str, Any] = {"max_new_tokens": max_new, "pad_token_id": self.tokenizer.pad_token_id}
         if temperature > 0:
             torch.manual_seed(seed)
