@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import html
 from pathlib import Path
-from typing import Any, Dict, List
+from typing import Any, Dict
 
 from safebeal.safety.taxonomy import SLUGS
 

@@ -16,9 +16,9 @@ the scene safe again must count as successful *and* safe.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Dict, FrozenSet, List, Mapping, Optional, Sequence, Tuple
 
-from safebeal.scene import PROXIMITY_RELATIONS, StateView, Trajectory
+from safebeal.scene import StateView, Trajectory
 
 NodeGoal = Tuple[int, str]  # (node id, STATE)
 EdgeGoal = Tuple[int, str, int]  # (from id, RELATION, to id)

@@ -8,7 +8,7 @@ executes up to its first bad step (see :mod:`safebeal.scene.env`).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Iterable, Optional, Tuple
 
 from safebeal.errors import SafebealError
