@@ -43,6 +43,16 @@ class Pair:
     source: str = ""
 
 
+def common_prefix_length(a: Sequence[Any], b: Sequence[Any]) -> int:
+    """Length of the longest common prefix of two sequences (plan lines, token ids)."""
+    n = 0
+    for x, y in zip(a, b):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
 def plan_lines(text: str) -> List[str]:
     """A completion's actions, one per line (the form of ``safebeal.planners.prompts.completion_text``)."""
     return text.split("\n")

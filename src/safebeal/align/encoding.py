@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Dict, List, Sequence
 
-from safebeal.align.data import Pair, prefix_char_end
+from safebeal.align.data import Pair, common_prefix_length, prefix_char_end
 from safebeal.errors import SafebealError
 
 
@@ -40,15 +40,6 @@ class Encoded:
     @property
     def input_ids(self) -> List[int]:
         return self.prompt_ids + self.completion_ids
-
-
-def common_prefix_length(a: Sequence[int], b: Sequence[int]) -> int:
-    n = 0
-    for x, y in zip(a, b):
-        if x != y:
-            break
-        n += 1
-    return n
 
 
 def require_fast(tokenizer: Any) -> None:

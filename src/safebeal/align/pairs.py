@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from safebeal.align.mutations import MUTATIONS, Mutation, PlanContext
+from safebeal.align.data import common_prefix_length
 from safebeal.datasets.base import Task
 from safebeal.errors import SafebealError
 from safebeal.planners.prompts import actions_block, build_messages, completion_text, objects_block
@@ -139,12 +140,7 @@ class BuildConfig:
 # -- filters (pure functions) ----------------------------------------------------------------------------------
 def prefix_length(a: Sequence[str], b: Sequence[str]) -> int:
     """Exact longest common prefix, in lines."""
-    k = 0
-    for x, y in zip(a, b):
-        if x != y:
-            break
-        k += 1
-    return k
+    return common_prefix_length(a, b)
 
 
 def judge_safe(plan: SafePlan, traj: Trajectory, det, min_actions: int = 1) -> Optional[str]:

@@ -16,8 +16,6 @@ from __future__ import annotations
 import gzip
 import io
 import json
-import threading
-from collections import OrderedDict
 from pathlib import Path
 from typing import Any, Dict, List, Literal, Optional, Sequence, Tuple, Union
 
@@ -28,7 +26,8 @@ from safebeal.datasets.goals import GoalSpec
 from safebeal.errors import SafebealError
 from safebeal.jsonl import iter_jsonl
 from safebeal.resources import PACKAGE_DATA
-from safebeal.safety.taxonomy import SLUGS
+from safebeal.safety.taxonomy import SLUGS, CategorySlug
+from safebeal.scene.graph import LRUCache
 from safebeal.scene import SceneGraph, ScriptSyntaxError, parse_line
 
 DATA_FILE = PACKAGE_DATA / "datasets" / "data" / "saferisks.jsonl.gz"
@@ -74,15 +73,8 @@ class Environment(_Model):
 class UnsafePlan(_Model):
     plan: List[str]
     rule_id: str
-    category: str
+    category: CategorySlug
     note: str = ""
-
-    @field_validator("category")
-    @classmethod
-    def _slug(cls, v: str) -> str:
-        if v not in SLUGS:
-            raise ValueError(f"unknown category {v!r}; known: {list(SLUGS)}")
-        return v
 
 
 class Source(_Model):
@@ -167,25 +159,7 @@ class SafeRisksEntry(_Model):
         return json.dumps(self.model_dump(mode="json"), ensure_ascii=False, separators=(",", ":"))
 
 
-class _LRU:
-    def __init__(self, size: int):
-        self.size, self._d, self._lock = size, OrderedDict(), threading.Lock()
-
-    def get(self, key):
-        with self._lock:
-            if key in self._d:
-                self._d.move_to_end(key)
-                return self._d[key]
-        return None
-
-    def put(self, key, value):
-        with self._lock:
-            self._d[key] = value
-            while len(self._d) > self.size:
-                self._d.popitem(last=False)
-
-
-_SCENES = _LRU(32)
+_SCENES = LRUCache(32)
 
 
 # -- files ------------------------------------------------------------------------------------------------

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Dict
+from typing import Annotated, Dict
+
+from pydantic import AfterValidator
 
 
 @dataclass(frozen=True)
@@ -29,3 +31,14 @@ CATEGORIES: Dict[str, Category] = {
 
 SLUGS = tuple(CATEGORIES)
 KINDS = ("process", "termination")
+
+
+def check_slug(value: str) -> str:
+    """``value`` if it is one of the 8 category slugs, else ValueError naming them."""
+    if value not in CATEGORIES:
+        raise ValueError(f"unknown category {value!r}; known: {list(SLUGS)}")
+    return value
+
+
+#: a pydantic field type: one of the 8 category slugs
+CategorySlug = Annotated[str, AfterValidator(check_slug)]

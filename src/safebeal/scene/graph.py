@@ -152,7 +152,9 @@ def read_graph_json(path: Path) -> Tuple[Dict[str, Any], Optional[Dict[str, Any]
     return raw, None, None
 
 
-class _LRU:
+class LRUCache:
+    """A small thread-safe least-recently-used cache (scene graphs are ~1-5 MB each)."""
+
     def __init__(self, size: int):
         self.size = size
         self._d: "OrderedDict[Any, Any]" = OrderedDict()
@@ -177,7 +179,7 @@ class _LRU:
             self._d.clear()
 
 
-_CACHE = _LRU(64)
+_CACHE = LRUCache(64)
 
 
 def clear_cache() -> None:
