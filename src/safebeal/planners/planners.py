@@ -7,8 +7,10 @@
   as LLM-Planner retrieves in-context examples by task similarity).
 - ``zero-shot``: system prompt only.
 
-Generating planners take ``backend=<spec>`` (``mock``, ``openai:model=...``, ``hf:<path>``, ``vllm:...``) and
-``safety_prompt=true`` adds the SafePrompt reminder of the 8 hazard categories and both constraint kinds.
+Generating planners take ``backend=<spec>`` (``mock``, ``openai:model=...``, ``hf:<path>``, ``vllm:...``),
+``safety_prompt=true`` adds the SafePrompt reminder of the 8 hazard categories and both constraint kinds, and
+``template=compact`` switches to the short prompt of small models trained on this project's data (see
+``safebeal.planners.prompts``; ``default`` is the SafePlan-Bench prompt).
 """
 
 from __future__ import annotations
@@ -22,7 +24,8 @@ from typing import Any, Dict, List, Optional, Sequence
 
 from safebeal.datasets.base import Task
 from safebeal.errors import SafebealError
-from safebeal.planners.prompts import build_messages
+from safebeal.jsonl import iter_jsonl
+from safebeal.planners.prompts import build_messages, prompt_style
 from safebeal.registry import Registry
 from safebeal.resources import vh_recorded_outputs
 
@@ -78,18 +81,10 @@ def _recorded(model: str) -> Dict[str, str]:
 
 def _read_jsonl_outputs(path: Path) -> Dict[str, str]:
     out: Dict[str, str] = {}
-    try:
-        lines = path.read_text().splitlines()
-    except FileNotFoundError:
-        raise SafebealError(f"{path}: replay file not found") from None
-    for i, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            rec = json.loads(line)
-            out[str(rec["task_id"])] = rec["output"]
-        except (json.JSONDecodeError, KeyError, TypeError) as exc:
-            raise SafebealError(f"{path}:{i}: expected a JSON object with 'task_id' and 'output' ({exc})") from None
+    for where, rec in iter_jsonl(path, SafebealError):
+        if "task_id" not in rec or not isinstance(rec.get("output"), str):
+            raise SafebealError(f"{where}: expected a JSON object with 'task_id' and a string 'output'")
+        out[str(rec["task_id"])] = rec["output"]
     return out
 
 
@@ -152,10 +147,12 @@ def _train_examples(dataset: str = "activity-train") -> List[Task]:
 
 class GeneratingPlanner(Planner):
     def __init__(self, backend: Any = "mock", safety_prompt: bool = False, seed: int = 0, examples: str = "activity-train",
-                 max_new_tokens: int = 512, temperature: float = 0.0, **backend_kwargs: Any):
+                 max_new_tokens: int = 512, temperature: float = 0.0, template: str = "default", **backend_kwargs: Any):
         super().__init__()
         from safebeal.planners.backends import BACKENDS, Backend
 
+        prompt_style(str(template))  # an unknown template fails here, before the backend loads
+        self.template = str(template)
         self.backend = backend if isinstance(backend, Backend) else BACKENDS.create(str(backend), **backend_kwargs)
         self.safety_prompt = bool(safety_prompt)
         self.seed = seed
@@ -164,16 +161,19 @@ class GeneratingPlanner(Planner):
         bspec = getattr(self.backend, "spec", None)
         bspec = bspec() if callable(bspec) else (bspec or str(backend))
         self.spec = f"{self.name}:backend={bspec}" + (",safety_prompt=true" if self.safety_prompt else "")
+        if self.template != "default":
+            self.spec += f",template={self.template}"
 
     def config(self) -> Dict[str, Any]:
         return {"name": self.name, "backend": self.backend.config(), "safety_prompt": self.safety_prompt,
-                "seed": self.seed, "examples": self.examples, **self.gen_kwargs}
+                "seed": self.seed, "examples": self.examples, "template": self.template, **self.gen_kwargs}
 
     def example_for(self, task: Task) -> Optional[Task]:
         return None
 
     def messages(self, task: Task) -> List[Dict[str, str]]:
-        return build_messages(task, self.example_for(task) if task.prompt is None else None, self.safety_prompt)
+        return build_messages(task, self.example_for(task) if task.prompt is None else None, self.safety_prompt,
+                              template=self.template)
 
     def plan(self, tasks: Sequence[Task]) -> List[PlanOutput]:
         prompts = [self.messages(t) for t in tasks]

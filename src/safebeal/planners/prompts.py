@@ -1,11 +1,24 @@
-"""Prompt building from the template files in ``planners/templates/`` (templates are data, not code)."""
+"""Prompt building from the template files in ``planners/templates/`` (templates are data, not code).
+
+Two prompt styles (``template=``), each a pair of files:
+
+- ``default``: ``system.txt`` (the format rules) + ``user.txt`` (task, description, objects one per line, the
+  action vocabulary, an optional example): the SafePlan-Bench prompt for instruction-following LLMs;
+- ``compact``: no system message + ``compact.txt`` (the task and its relevant objects with ids on one line, as
+  they are written in plans: ``<stove> (5)``): for small models trained from scratch on this project's data
+  (``experiments/small_scale``), whose context is short and which never see the vocabulary spelled out.
+
+Every template is filled with ``str.format`` from the same fields (``task``, ``description``, ``objects``,
+``objects_inline``, ``actions``, ``example``); a template uses the ones it needs.
+"""
 
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, Tuple
 
 from safebeal.datasets.base import Task
+from safebeal.errors import SafebealError
 from safebeal.resources import PACKAGE_DATA
 from safebeal.scene.actions import ACTION_ARITY
 
@@ -14,13 +27,28 @@ TEMPLATES = PACKAGE_DATA / "planners" / "templates"
 PROMPT_ACTIONS = [a for a in sorted(ACTION_ARITY) if a not in ("LOOKAT_SHORT", "LOOKAT_MEDIUM", "LOOKAT_LONG")]
 
 
+#: prompt style -> (system template or None, user template); see the module docstring
+PROMPT_TEMPLATES: Dict[str, Tuple[Optional[str], str]] = {
+    "default": ("system", "user"),
+    "compact": (None, "compact"),
+}
+
+
 @lru_cache(maxsize=None)
-def template(name: str) -> str:
+def read_template(name: str) -> str:
     return (TEMPLATES / f"{name}.txt").read_text()
+
+
+template = read_template  #: the older name of :func:`read_template`
 
 
 def objects_block(task: Task) -> str:
     return "\n".join(f"{name}, {i}" for name, i in task.objects)
+
+
+def objects_inline(task: Task) -> str:
+    """The objects on one line, written as plans write them: ``<kitchen> (11) <stove> (5)``."""
+    return " ".join(f"<{name}> ({i})" for name, i in task.objects)
 
 
 def actions_block() -> str:
@@ -30,27 +58,43 @@ def actions_block() -> str:
 def example_block(example: Optional[Task]) -> str:
     if example is None:
         return ""
-    return template("example").format(task=example.instruction, objects=objects_block(example), plan=example.reference or "")
+    return read_template("example").format(task=example.instruction, objects=objects_block(example), plan=example.reference or "")
 
 
-def build_messages(task: Task, example: Optional[Task] = None, safety_prompt: bool = False) -> List[Dict[str, str]]:
+def prompt_style(name: str) -> Tuple[Optional[str], str]:
+    """(system template, user template) of a prompt style; SafebealError naming the known ones."""
+    try:
+        return PROMPT_TEMPLATES[name]
+    except KeyError:
+        raise SafebealError(f"unknown prompt template {name!r}; known: {', '.join(PROMPT_TEMPLATES)}") from None
+
+
+def build_messages(task: Task, example: Optional[Task] = None, safety_prompt: bool = False,
+                   template: str = "default") -> List[Dict[str, str]]:
     """Chat messages for one task: system prompt (+ safety reminder), then the task with the scene's objects,
-    the action vocabulary and an optional example."""
+    the action vocabulary and an optional example. ``template`` picks the prompt style (``default`` or
+    ``compact``, see the module docstring); the safety reminder is the system message of either style."""
+    system_name, user_name = prompt_style(template)
     if task.prompt is not None:  # datasets with their own prompt (WorldModel)
-        system = template("safety").strip() if safety_prompt else ""
+        system = read_template("safety").strip() if safety_prompt else ""
         msgs = [{"role": "system", "content": system}] if system else []
         return msgs + [{"role": "user", "content": task.prompt}]
-    system = template("system").strip()
+    user_text = read_template(user_name)
+    if example is not None and "{example}" not in user_text:
+        raise SafebealError(f"prompt template {template!r} has no place for an example: use it with zero-shot")
+    parts = [read_template(system_name).strip()] if system_name else []
     if safety_prompt:
-        system += "\n\n" + template("safety").strip()
-    user = template("user").format(
+        parts.append(read_template("safety").strip())
+    user = user_text.format(
         task=task.instruction,
         description=task.description,
         objects=objects_block(task),
+        objects_inline=objects_inline(task),
         actions=actions_block(),
         example=example_block(example),
     )
-    return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+    msgs = [{"role": "system", "content": "\n\n".join(parts)}] if parts else []
+    return msgs + [{"role": "user", "content": user}]
 
 
 def completion_text(script_lines: List[str]) -> str:

@@ -1,0 +1,169 @@
+"""The study's pieces, checked by hand: the compact prompt, the settings loader, the table arithmetic, the
+seeded sample dataset. The whole pipeline runs in test_smoke.py."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from safebeal.datasets.base import Task
+from safebeal.errors import SafebealError
+from safebeal.planners.prompts import build_messages
+
+TASK = Task(id="t1", dataset="toy", instruction="Cook some food", description="I cook.",
+            objects=[("kitchen", 11), ("stove", 5)])
+
+
+# -- the compact template ----------------------------------------------------------------------------------
+def test_compact_prompt_is_the_instruction_and_the_objects_as_plans_write_them():
+    msgs = build_messages(TASK, template="compact")
+    assert msgs == [{"role": "user", "content": "Task: Cook some food\nObjects: <kitchen> (11) <stove> (5)\n"}]
+
+
+def test_compact_prompt_with_the_safety_reminder_puts_it_in_a_system_message():
+    from safebeal.planners.prompts import read_template
+
+    msgs = build_messages(TASK, safety_prompt=True, template="compact")
+    assert [m["role"] for m in msgs] == ["system", "user"]
+    assert msgs[0]["content"] == read_template("safety").strip()
+
+
+def test_default_template_is_unchanged():
+    from safebeal.planners.prompts import read_template
+
+    msgs = build_messages(TASK)
+    assert msgs[0] == {"role": "system", "content": read_template("system").strip()}
+    assert msgs[1]["content"].startswith("Task: Cook some food\nI cook.\nObjects in the scene (name, id):\nkitchen, 11\nstove, 5\n")
+
+
+def test_unknown_template_and_example_with_compact_are_errors():
+    with pytest.raises(SafebealError, match="unknown prompt template 'tiny'; known: default, compact"):
+        build_messages(TASK, template="tiny")
+    with pytest.raises(SafebealError, match="no place for an example"):
+        build_messages(TASK, example=TASK, template="compact")
+
+
+def test_generating_planner_uses_the_template_and_names_it_in_its_spec():
+    from safebeal.planners.planners import PLANNERS
+
+    p = PLANNERS.create("zero-shot:backend=mock,template=compact")
+    plain = PLANNERS.create("zero-shot:backend=mock")
+    assert p.spec == plain.spec + ",template=compact"
+    assert p.config()["template"] == "compact"
+    (out,) = p.plan([TASK])
+    assert out.prompt == build_messages(TASK, template="compact")
+    assert out.text == "Task: Cook some food\nObjects: <kitchen> (11) <stove> (5)\n"  # the mock echoes the prompt
+    assert "template" not in plain.spec and plain.config()["template"] == "default"
+    with pytest.raises(SafebealError, match="unknown prompt template"):
+        PLANNERS.create("zero-shot:backend=mock,template=nope")
+
+
+# -- settings -----------------------------------------------------------------------------------------------
+def test_shipped_configs_load():
+    from smallscale.settings import CONFIGS, load_settings
+
+    full = load_settings(CONFIGS / "full.yaml")
+    smoke = load_settings(CONFIGS / "smoke.yaml")
+    assert full.seeds == [0, 1, 2]
+    assert full.sweep.alphas == [0.0, 0.2, 0.4, 0.6, 0.8, 1.0] and full.sweep.normalisers == ["length", "weighted"]
+    assert set(full.align.methods) == {"lora-sft", "dpo", "simpo", "safe-align"} == set(smoke.align.methods)
+    assert full.eval.datasets == ["activity-test", "virtualhome", "saferisks-test"]
+
+
+def test_a_bad_key_names_file_and_line(tmp_path):
+    from smallscale.settings import SettingsError, load_settings
+
+    p = tmp_path / "bad.yaml"
+    p.write_text("name: x\nmodel:\n  hidden_size: 32\n  layers: 2\n")
+    with pytest.raises(SettingsError, match=r"bad\.yaml:4: model\.layers: Extra inputs are not permitted"):
+        load_settings(p)
+    p.write_text("name: x\nsweep:\n  alphas: [0.0, 1.5]\n")
+    with pytest.raises(SettingsError, match=r"bad\.yaml:3: sweep\.alphas: .*alphas must be in \[0, 1\]"):
+        load_settings(p)
+    p.write_text("name: x\nalign:\n  methods:\n    orpo: {method: sft}\n")
+    with pytest.raises(SettingsError, match="unknown method label 'orpo'"):
+        load_settings(p)
+
+
+# -- table arithmetic ----------------------------------------------------------------------------------------
+def test_spread_is_mean_sample_std_min_max():
+    from smallscale.report import spread
+
+    s = spread([0.2, 0.4, 0.6, None])
+    assert s["n"] == 3 and s["mean"] == pytest.approx(0.4) and s["std"] == pytest.approx(0.2)
+    assert (s["min"], s["max"]) == (0.2, 0.6)
+    assert spread([0.5]) == {"mean": 0.5, "std": 0.0, "min": 0.5, "max": 0.5, "n": 1}
+    assert spread([None])["mean"] is None
+
+
+def test_pooled_wilson_pools_the_counts():
+    from smallscale.report import pooled_wilson
+
+    w = pooled_wilson([{"k": 3, "n": 10}, {"k": 5, "n": 10}])
+    # by hand: p = 8/20 = 0.4, z = 1.96: centre (0.4 + z^2/40) / (1 + z^2/20) = 0.41611,
+    # half-width z * sqrt(0.4*0.6/20 + z^2/1600) / (1 + z^2/20) = 0.19730
+    assert (w["k"], w["n"], w["value"]) == (8, 20, 0.4)
+    assert w["low"] == pytest.approx(0.2188, abs=2e-4) and w["high"] == pytest.approx(0.6134, abs=2e-4)
+
+
+def test_losses_fall_compares_first_and_last_quarter():
+    from smallscale.report import losses_fall
+
+    r = losses_fall([4.0, 3.0, 2.0, 1.0, 0.5, 0.4, 0.3, 0.2])
+    assert r == {"first": 3.5, "last": 0.25, "fell": True, "steps": 8}
+    assert losses_fall([1.0, 1.0, 1.0, 2.0])["fell"] is False
+    assert losses_fall([1.0]) is None
+
+
+def test_check_rates_flags_values_outside_the_unit_interval():
+    from smallscale.report import check_rates
+
+    good = {"safe_rate": 0.5, "success_rate": 0.0, "rouge_l": 1.0,
+            "intervals": {"safe_rate": {"low": 0.2, "high": 0.8}}}
+    assert check_rates("u", "d", good) == []
+    bad = {"safe_rate": 1.2, "success_rate": math.nan, "rouge_l": -0.1, "intervals": {"safe_rate": {"low": -0.5}}}
+    assert check_rates("u", "d", bad) == ["u/d: success_rate=nan", "u/d: safe_rate=1.2", "u/d: safe_rate.low=-0.5",
+                                          "u/d: rouge_l=-0.1"]
+
+
+def test_table1_aggregates_seeds_and_pools_wilson():
+    from smallscale.report import table1
+
+    def ev(safe_k, succ_k, n=10):
+        row = {"n": n, "safe_rate": safe_k / n, "success_rate": succ_k / n, "safe_rate_at_success": None,
+               "rouge_l": 0.5, "executable_rate": 1.0,
+               "intervals": {m: {"k": k, "n": n, "low": 0.0, "high": 1.0, "value": k / n} for m, k in (
+                   ("safe_rate", safe_k), ("success_rate", succ_k), ("safe_rate_at_success", 0),
+                   ("executable_rate", n))},
+               "violations_by_category": {"fire_heat": safe_k}, "violations_by_kind": {"process": 1, "termination": 3},
+               "episodes_with_violation_by_kind": {"process": 1, "termination": 2}, "outcomes": {"executable": n}}
+        return row
+
+    results = [{"unit": {"name": f"dpo-s{s}", "role": "main", "label": "DPO", "seed": s}, "eval": {"d": ev(k, 2)}}
+               for s, k in ((0, 2), (1, 4), (2, 6))]
+    t = table1(results, ["d"])
+    cell = t["DPO"]["d"]
+    assert cell["safe_rate"]["mean"] == pytest.approx(0.4) and cell["safe_rate"]["std"] == pytest.approx(0.2)
+    assert cell["safe_rate"]["per_run"] == [0.2, 0.4, 0.6]
+    assert cell["safe_rate"]["wilson_pooled"]["k"] == 12 and cell["safe_rate"]["wilson_pooled"]["n"] == 30
+    assert cell["violations_by_category"]["fire_heat"] == pytest.approx(4.0)
+    assert cell["violations_by_kind"] == {"process": 1.0, "termination": 3.0}
+    assert t["DPO"]["seeds"] == [0, 1, 2]
+
+
+# -- the seeded sample dataset --------------------------------------------------------------------------------
+def test_sample_dataset_is_a_seeded_subset():
+    from smallscale import data
+
+    from safebeal.datasets.base import DATASETS
+
+    spec = data.dataset_spec("activity-test", 0, sample=5, seed=0)
+    assert spec == "smallscale-sample:of=activity-test,n=5,seed=0"
+    a = [t.id for t in DATASETS.create(spec).tasks()]
+    b = [t.id for t in DATASETS.create(spec).tasks()]
+    full = [t.id for t in DATASETS.create("activity-test").tasks()]
+    assert a == b and len(a) == 5 and len(set(a)) == 5
+    assert a == [i for i in full if i in a]  # kept in dataset order
+    assert [t.id for t in DATASETS.create(data.dataset_spec("activity-test", 0, sample=99)).tasks()] == full
+    assert data.dataset_spec("virtualhome", 7) == "virtualhome:limit=7"
