@@ -123,17 +123,15 @@ def test_slow_tokenizers_are_refused():
         require_fast(Slow())
 
 
-def test_benchmark_backend_feeds_the_prompt_tokens_training_saw(tiny_model):
+def test_benchmark_backend_feeds_the_prompt_tokens_training_saw(tiny_model, toy_rows):
     """The hf backend must give a trained model the exact prompt ids it was trained on: rendered text, no added
     special tokens, BOS in front (this tokenizer has a BOS but does not add it by itself)."""
-    from conftest import toy_pairs
-
     from safebeal.align.data import Pair
     from safebeal.align.encoding import encode_pair
     from safebeal.planners.backends import BACKENDS
 
     backend = BACKENDS.create(f"hf:model={tiny_model},max_new_tokens=4")
-    pair = Pair(**{k: v for k, v in toy_pairs()[0].items() if k in ("prompt", "chosen", "rejected", "prefix_actions")})
+    pair = Pair(**{k: v for k, v in toy_rows[0].items() if k in ("prompt", "chosen", "rejected", "prefix_actions")})
     trained = encode_pair(backend.tokenizer, pair, max_length=4096)["chosen"]
     enc = backend._encode([backend.render(pair.prompt)])
     assert enc["input_ids"][0].tolist() == list(trained.prompt_ids)
