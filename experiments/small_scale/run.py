@@ -9,7 +9,7 @@ Stages: data (compact-prompt SFT examples + preference pairs) -> tokenizer and r
 scratch -> LoRA-SFT, DPO, SimPO, Safe-Align x seeds and the alpha sweep (each trained, then benchmarked on
 activity-test, the 342 VirtualHome tasks and saferisks-test) -> tables, plots, summary.md, checks.json.
 A rerun skips every unit whose inputs have not changed (an interrupted study resumes); --fresh starts over.
-Exit status: 0, 1 when a check fails (a rate outside [0, 1], a loss that does not fall), 2 on bad input.
+Exit status: 0; 1 when a rate leaves [0, 1], or (--smoke only) a training loss does not fall; 2 on bad input.
 """
 
 from __future__ import annotations
@@ -33,6 +33,8 @@ def main(argv=None) -> int:
     ap.add_argument("--seeds", help="alignment seeds, comma-separated (default: the config's, 0,1,2 for full)")
     ap.add_argument("--jobs", type=int, help="units trained+evaluated in parallel processes (default: the config's)")
     ap.add_argument("--fresh", action="store_true", help="delete <out>/work first (no resuming)")
+    ap.add_argument("--report-only", action="store_true",
+                    help="rewrite tables, plots and summary.md from <out>/results.json (no training or evaluation)")
     args = ap.parse_args(argv)
 
     from safebeal.errors import SafebealError
@@ -55,17 +57,34 @@ def main(argv=None) -> int:
         if args.fresh and (Path(out) / "work").exists():
             shutil.rmtree(Path(out) / "work")
         log(f"study {settings.name!r} ({config}) -> {out}")
-        doc = Study(settings, out, smoke=args.smoke).run(settings.seeds)
+        study = Study(settings, out, smoke=args.smoke)
+        doc = study.report_only(settings.seeds) if args.report_only else study.run(settings.seeds)
     except SafebealError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     chk = doc["checks"]
     log(f"results: {out}/summary.md, table1.json, table2.json, checks.json, *.png")
-    if not chk["ok"]:
-        log(f"CHECKS FAILED: {chk['rates_in_unit_interval']['violations'][:5]} "
-            f"losses not falling: {chk['losses_fall']['not_falling']}")
+    return exit_status(chk, smoke=args.smoke)
+
+
+def exit_status(chk, smoke: bool) -> int:
+    """1 when a rate leaves [0, 1] (a bug, in any mode) or, in --smoke mode, when a training loss does not fall
+    (the smoke run is a pipeline check: its toy data is made to be learnable). In the full study a flat loss
+    curve is a result, not a bug: it is reported (summary.md, checks.json) and the exit status stays 0."""
+    from smallscale.stages import log
+
+    bad_rates = chk["rates_in_unit_interval"]["violations"]
+    flat = chk["losses_fall"]["not_falling"]
+    if bad_rates:
+        log(f"CHECK FAILED: rates outside [0, 1]: {bad_rates[:5]}")
         return 1
-    log("checks passed: every rate in [0, 1], every training loss falls")
+    if flat and smoke:
+        log(f"CHECK FAILED: training losses not falling: {flat}")
+        return 1
+    if flat:
+        log(f"note: the last quarter of these loss curves is not below the first (see summary.md): {flat}")
+    else:
+        log("checks passed: every rate in [0, 1], every training loss falls")
     return 0
 
 

@@ -3,6 +3,7 @@ seeded sample dataset. The whole pipeline runs in test_smoke.py."""
 
 from __future__ import annotations
 
+import json
 import math
 
 import pytest
@@ -132,10 +133,10 @@ def test_table1_aggregates_seeds_and_pools_wilson():
 
     def ev(safe_k, succ_k, n=10):
         row = {"n": n, "safe_rate": safe_k / n, "success_rate": succ_k / n, "safe_rate_at_success": None,
-               "rouge_l": 0.5, "executable_rate": 1.0,
+               "rouge_l": 0.5, "executable_rate": 1.0, "safe_rate_parsed": safe_k / n,
                "intervals": {m: {"k": k, "n": n, "low": 0.0, "high": 1.0, "value": k / n} for m, k in (
                    ("safe_rate", safe_k), ("success_rate", succ_k), ("safe_rate_at_success", 0),
-                   ("executable_rate", n))},
+                   ("executable_rate", n), ("safe_rate_parsed", safe_k))},
                "violations_by_category": {"fire_heat": safe_k}, "violations_by_kind": {"process": 1, "termination": 3},
                "episodes_with_violation_by_kind": {"process": 1, "termination": 2}, "outcomes": {"executable": n}}
         return row
@@ -146,10 +147,17 @@ def test_table1_aggregates_seeds_and_pools_wilson():
     cell = t["DPO"]["d"]
     assert cell["safe_rate"]["mean"] == pytest.approx(0.4) and cell["safe_rate"]["std"] == pytest.approx(0.2)
     assert cell["safe_rate"]["per_run"] == [0.2, 0.4, 0.6]
+    assert cell["safe_rate_parsed"]["mean"] == pytest.approx(0.4)
     assert cell["safe_rate"]["wilson_pooled"]["k"] == 12 and cell["safe_rate"]["wilson_pooled"]["n"] == 30
     assert cell["violations_by_category"]["fire_heat"] == pytest.approx(4.0)
     assert cell["violations_by_kind"] == {"process": 1.0, "termination": 3.0}
     assert t["DPO"]["seeds"] == [0, 1, 2]
+
+    from smallscale.report import headline_markdown
+
+    md = headline_markdown(t, ["d"]).splitlines()
+    assert md[0] == "| eval set | method | SafeR | SuccR | SafeR@S | Rouge-L | Exec | SafeR (parsed) |"
+    assert md[2] == "| d (10) | DPO | 0.400 ± 0.200 | 0.200 ± 0.000 | – | 0.500 ± 0.000 | 1.000 ± 0.000 | 0.400 ± 0.200 |"
 
 
 # -- the seeded sample dataset --------------------------------------------------------------------------------
@@ -167,3 +175,58 @@ def test_sample_dataset_is_a_seeded_subset():
     assert a == [i for i in full if i in a]  # kept in dataset order
     assert [t.id for t in DATASETS.create(data.dataset_spec("activity-test", 0, sample=99)).tasks()] == full
     assert data.dataset_spec("virtualhome", 7) == "virtualhome:limit=7"
+
+
+# -- run.py's exit status ---------------------------------------------------------------------------------
+def _checks(bad_rates=(), flat=()):
+    return {"rates_in_unit_interval": {"ok": not bad_rates, "violations": list(bad_rates)},
+            "losses_fall": {"ok": not flat, "not_falling": list(flat)}}
+
+
+def test_exit_status_rates_outside_the_unit_interval_fail_in_every_mode():
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "experiments" / "small_scale" / "run.py"
+    spec = importlib.util.spec_from_file_location("small_scale_run", path)
+    run = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(run)
+
+    assert run.exit_status(_checks(), smoke=True) == 0
+    assert run.exit_status(_checks(), smoke=False) == 0
+    assert run.exit_status(_checks(bad_rates=["base/x: safe_rate=1.2"]), smoke=False) == 1
+    assert run.exit_status(_checks(bad_rates=["base/x: safe_rate=1.2"]), smoke=True) == 1
+    # a flat loss curve is a pipeline failure in the smoke run (its toy data is learnable), a result in the full one
+    assert run.exit_status(_checks(flat=["simpo-s1"]), smoke=True) == 1
+    assert run.exit_status(_checks(flat=["simpo-s1"]), smoke=False) == 0
+
+
+def test_parse_failure_kinds_splits_cut_off_last_lines_from_broken_lines_mid_plan():
+    from smallscale.report import parse_failure_kinds
+
+    ok = "[WALK] <kitchen> (11)\n[SWITCHON] <stove> (5)\n"
+    cut = "[WALK] <kitchen> (11)\n[SWITCHON] <st"  # stopped by the token budget: bad line 2 of 2
+    broken = "[WALK] <kitchen> (11)\n[kitchen> (11)\n[SWITCHON] <stove> (5)\n"  # bad line 2 of 3
+    eps = [{"raw_output": ok, "parse_error": None},
+           {"raw_output": cut, "parse_error": {"kind": "parse", "line": 2}},
+           {"raw_output": broken, "parse_error": {"kind": "parse", "line": 2}},
+           {"raw_output": broken, "parse_error": {"kind": "hallucinated_object", "line": 1}},  # not a parse failure
+           {"raw_output": None, "parse_error": {"kind": "parse", "line": 1}}]  # empty output: its only line
+    assert parse_failure_kinds(eps) == {"last_line": 2, "mid_plan": 1}
+
+
+def test_parse_failures_average_over_the_seeds_runs(tmp_path):
+    from smallscale.report import parse_failures
+
+    def write(unit, rows):
+        d = tmp_path / "units" / unit / "bench" / "d"
+        d.mkdir(parents=True)
+        (d / "samples.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+
+    bad_mid = {"raw_output": "a\nb\nc", "parse_error": {"kind": "parse", "line": 1}}
+    bad_end = {"raw_output": "a\nb", "parse_error": {"kind": "parse", "line": 2}}
+    write("dpo-s0", [bad_mid, bad_mid, bad_end])
+    write("dpo-s1", [bad_end])
+    results = [{"unit": {"name": f"dpo-s{s}", "role": "main", "label": "DPO", "seed": s}, "eval": {}} for s in (0, 1)]
+    assert parse_failures(tmp_path, results, ["d"]) == {"DPO": {"d": {"last_line": 1.0, "mid_plan": 1.0}}}
+    assert parse_failures(tmp_path, results, ["other"]) == {}  # runs not kept: nothing to count

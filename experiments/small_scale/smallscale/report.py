@@ -17,13 +17,15 @@ import math
 import platform
 import statistics
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Dict, Iterable, List, Optional, Sequence
 
 from .settings import DATASET_LABELS, METHOD_LABELS
 
-METRICS = ("safe_rate", "success_rate", "safe_rate_at_success", "rouge_l", "executable_rate")
+UNSEEN = "virtualhome-unseen"  # a subset of the virtualhome run, not a benchmark run of its own
+
+METRICS = ("safe_rate", "success_rate", "safe_rate_at_success", "rouge_l", "executable_rate", "safe_rate_parsed")
 METRIC_LABELS = {"safe_rate": "SafeR", "success_rate": "SuccR", "safe_rate_at_success": "SafeR@S",
-                 "rouge_l": "Rouge-L", "executable_rate": "Exec"}
+                 "rouge_l": "Rouge-L", "executable_rate": "Exec", "safe_rate_parsed": "SafeR (parsed)"}
 RATES = ("executable_rate", "success_rate", "safe_rate", "safe_rate_at_success", "safe_rate_parsed")
 ROW_ORDER = ["Base (SFT from scratch)"] + list(METHOD_LABELS.values())
 
@@ -170,6 +172,22 @@ def fmt_cell(cell: Dict[str, Any], digits: int = 3) -> str:
     return f"{cell['mean']:.{digits}f}"
 
 
+HEADLINE = ("safe_rate", "success_rate", "safe_rate_at_success", "rouge_l", "executable_rate", "safe_rate_parsed")
+
+
+def headline_markdown(t1: Dict[str, Any], datasets: Sequence[str]) -> str:
+    """The paper's Table 1 shape in one table: a block of method rows per evaluation set, each cell the mean ±
+    sample std over seeds (a single number for the base, which has one run)."""
+    lines = ["| eval set | method | " + " | ".join(METRIC_LABELS[m] for m in HEADLINE) + " |",
+             "|---|---|" + "---|" * len(HEADLINE)]
+    for ds in datasets:
+        rows = [(label, row[ds]) for label, row in t1.items() if ds in row]
+        for i, (label, c) in enumerate(rows):
+            name = f"{DATASET_LABELS.get(ds, ds)} ({c['n_tasks']})" if i == 0 else ""
+            lines.append(f"| {name} | {label} | " + " | ".join(fmt_cell(c[m]) for m in HEADLINE) + " |")
+    return "\n".join(lines) + "\n"
+
+
 def table1_markdown(t1: Dict[str, Any], datasets: Sequence[str]) -> str:
     lines = []
     for ds in datasets:
@@ -179,11 +197,12 @@ def table1_markdown(t1: Dict[str, Any], datasets: Sequence[str]) -> str:
         n = rows[0][1]["n_tasks"]
         lines.append(f"**{DATASET_LABELS.get(ds, ds)}** ({n} tasks; mean ± sample std over seeds, "
                      f"min–max in brackets; pooled Wilson 95% interval of SafeR in the last column)\n")
-        lines.append("| method | runs | SafeR | SuccR | SafeR@S | Rouge-L | Exec | SafeR pooled 95% CI |")
-        lines.append("|---|---|---|---|---|---|---|---|")
+        lines.append("| method | runs | SafeR | SuccR | SafeR@S | Rouge-L | Exec | SafeR (parsed) | SafeR pooled 95% CI |")
+        lines.append("|---|---|---|---|---|---|---|---|---|")
         for label, c in rows:
             cells = []
-            for m in ("safe_rate", "success_rate", "safe_rate_at_success", "rouge_l", "executable_rate"):
+            for m in ("safe_rate", "success_rate", "safe_rate_at_success", "rouge_l", "executable_rate",
+                      "safe_rate_parsed"):
                 s = fmt_cell(c[m])
                 if c[m]["n"] > 1:
                     s += f" [{c[m]['min']:.3f}–{c[m]['max']:.3f}]"
@@ -217,21 +236,81 @@ def violations_markdown(t1: Dict[str, Any], datasets: Sequence[str]) -> str:
     return "\n".join(lines)
 
 
+def parse_failure_kinds(episodes: Iterable[Dict[str, Any]]) -> Dict[str, int]:
+    """Split the unparseable plans of one benchmark run: ``last_line`` when the bad line is the output's last
+    (a plan cut off by the generation budget looks like this), ``mid_plan`` when a malformed line is followed
+    by more output (the model wrote a broken action line)."""
+    out = {"last_line": 0, "mid_plan": 0}
+    for e in episodes:
+        err = e.get("parse_error") or {}
+        if err.get("kind") != "parse":
+            continue
+        n_lines = len((e.get("raw_output") or "").rstrip("\n").split("\n"))
+        out["last_line" if err.get("line") == n_lines else "mid_plan"] += 1
+    return out
+
+
+def parse_failures(work: Path, results: Sequence[Dict[str, Any]], datasets: Sequence[str]) -> Dict[str, Any]:
+    """``{method label: {dataset: {last_line, mid_plan}}}``, means over the seeds, read from the benchmark runs
+    kept in ``<work>/units/<unit>/bench/<dataset>/samples.jsonl`` (empty when they are gone)."""
+    from safebeal.jsonl import iter_jsonl
+
+    out: Dict[str, Any] = {}
+    for label, runs in _main_results(results).items():
+        for ds in datasets:
+            paths = [work / "units" / r["unit"]["name"] / "bench" / ds / "samples.jsonl" for r in runs]
+            if not paths or not all(p.is_file() for p in paths):
+                continue
+            counts = [parse_failure_kinds(row for _, row in iter_jsonl(p)) for p in paths]
+            out.setdefault(label, {})[ds] = {k: statistics.fmean(c[k] for c in counts) for k in counts[0]}
+    return out
+
+
+def parse_failures_markdown(pf: Dict[str, Any], datasets: Sequence[str]) -> str:
+    if not pf:
+        return ""
+    lines = ["Unparseable plans by where the bad line is (mean per run): **last line** = the output's final line, "
+             "as when generation stops at the token budget mid-line; **mid-plan** = a malformed action line with "
+             "more output after it.\n",
+             "| method | " + " | ".join(f"{DATASET_LABELS.get(d, d)}: last line / mid-plan" for d in datasets) + " |",
+             "|---|" + "---|" * len(datasets)]
+    for label, by_ds in pf.items():
+        cells = [f"{by_ds[d]['last_line']:.1f} / {by_ds[d]['mid_plan']:.1f}" if d in by_ds else "–" for d in datasets]
+        lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def outcomes_markdown(t1: Dict[str, Any], datasets: Sequence[str]) -> str:
+    """Where the plans stop (mean per run): the first failing stage of each episode, or 'executable'."""
+    lines = []
+    for ds in datasets:
+        rows = [(label, row[ds]) for label, row in t1.items() if ds in row]
+        if not rows:
+            continue
+        keys = [k for k in rows[0][1]["outcomes"] if any((c["outcomes"].get(k) or 0) > 0 for _, c in rows)]
+        lines.append(f"**{DATASET_LABELS.get(ds, ds)}**: first failing stage per episode (mean per run)\n")
+        lines.append("| method | " + " | ".join(keys) + " |")
+        lines.append("|---|" + "---|" * len(keys))
+        for label, c in rows:
+            lines.append(f"| {label} | " + " | ".join(f"{c['outcomes'].get(k, 0):.1f}" for k in keys) + " |")
+        lines.append("")
+    return "\n".join(lines)
+
+
 def table2_markdown(t2: Dict[str, Any], sweep_sets: Sequence[str]) -> str:
     if not t2:
         return "(no sweep runs)\n"
     lines = []
     for ds in sweep_sets:
         lines.append(f"**{DATASET_LABELS.get(ds, ds)}** (Safe-Align, alpha sweep)\n")
-        lines.append("| normaliser | alpha | SafeR | SuccR | SafeR@S | Rouge-L | Exec |")
-        lines.append("|---|---|---|---|---|---|---|")
+        lines.append("| normaliser | alpha | SafeR | SuccR | SafeR@S | Rouge-L | Exec | SafeR (parsed) |")
+        lines.append("|---|---|---|---|---|---|---|---|")
         for norm, by_alpha in t2.items():
             for a, entry in by_alpha.items():
                 if ds not in entry:
                     continue
                 c = entry[ds]
-                lines.append(f"| {norm} | {a} | " + " | ".join(fmt_cell(c[m]) for m in METRICS[:4]) +
-                             f" | {fmt_cell(c['executable_rate'])} |")
+                lines.append(f"| {norm} | {a} | " + " | ".join(fmt_cell(c[m]) for m in METRICS) + " |")
         lines.append("")
     return "\n".join(lines)
 
@@ -357,7 +436,8 @@ def write_all(study: Any, results: Sequence[Dict[str, Any]], seeds: Sequence[int
     t2 = table2(results, sweep_sets)
     curves = train_curves(results, study.info["base"])
     chk = checks(results, curves)
-    _dump(out / "table1.json", {"datasets": datasets, "seeds": list(seeds), "rows": t1})
+    pf = parse_failures(study.work, results, [d for d in datasets if d != UNSEEN])
+    _dump(out / "table1.json", {"datasets": datasets, "seeds": list(seeds), "rows": t1, "parse_failures": pf})
     _dump(out / "table2.json", {"datasets": sweep_sets, "seeds": study.s.sweep.seeds, "rows": t2})
     _dump(out / "train_curves.json", curves)
     _dump(out / "checks.json", chk)
@@ -367,8 +447,13 @@ def write_all(study: Any, results: Sequence[Dict[str, Any]], seeds: Sequence[int
              plot_losses(curves, out / "losses.png")]
     if t2:
         plots.append(plot_sweep(t2, sweep_sets, out / "alpha_sweep.png"))
-    write_summary(study, t1, t2, datasets, sweep_sets, chk, seeds)
+    write_summary(study, t1, t2, datasets, sweep_sets, chk, seeds, pf)
     return {"table1": t1, "table2": t2, "checks": chk, "plots": [str(p) for p in plots]}
+
+
+def fill_wall_time(study: Any) -> None:
+    summary = study.out / "summary.md"
+    summary.write_text(summary.read_text().replace("{TOTAL}", f"{study.timings.get('total', 0) / 60:.1f} min"))
 
 
 def write_timings(study: Any, results: Sequence[Dict[str, Any]]) -> None:
@@ -377,10 +462,7 @@ def write_timings(study: Any, results: Sequence[Dict[str, Any]]) -> None:
     doc = {"stages": study.timings, "units": units, "unit_compute_seconds": round(compute, 1),
            "base_train_seconds": study.info["base"]["train"]["seconds"], "machine": machine()}
     _dump(study.out / "timings.json", doc)
-    summary = study.out / "summary.md"
-    text = summary.read_text()
-    text = text.replace("{TOTAL}", f"{study.timings.get('total', 0) / 60:.1f} min")
-    summary.write_text(text)
+    fill_wall_time(study)
 
 
 def machine() -> Dict[str, Any]:
@@ -398,14 +480,14 @@ def machine() -> Dict[str, Any]:
     return info
 
 
-def write_summary(study: Any, t1, t2, datasets, sweep_sets, chk, seeds) -> None:
+def write_summary(study: Any, t1, t2, datasets, sweep_sets, chk, seeds, pf: Optional[Dict[str, Any]] = None) -> None:
     s, info = study.s, study.info
     d = info["data"]
     m = info["model"]
     a = s.align
     lines = [f"# Small-scale reproduction: {s.name}", "",
              s.description.strip(), "",
-             f"Wall time: {{TOTAL}} (stages: " + ", ".join(f"{k} {v:.0f} s" for k, v in study.timings.items()) + ").",
+             "Wall time: {TOTAL} (stages: " + ", ".join(f"{k} {v:.0f} s" for k, v in study.timings.items()) + ").",
              f"Seeds: {list(seeds)}. SafeRisks: {info['saferisks']['status']} "
              f"({'used' if info['saferisks']['used'] else 'not used'}).", "",
              "## Setup", "",
@@ -422,8 +504,11 @@ def write_summary(study: Any, t1, t2, datasets, sweep_sets, chk, seeds) -> None:
              f"max_new_tokens={s.eval.max_new_tokens}" + (f", first {s.eval.limit} tasks per set" if s.eval.limit else "")
              + ".",
              f"- Token lengths (SFT data): {m['token_lengths']['sft']}.", "",
-             "## Table 1: methods x metrics", "", table1_markdown(t1, datasets),
+             "## Table 1 (the paper's shape): mean ± sample std over seeds", "", headline_markdown(t1, datasets),
+             "## Table 1 in full: spread, min–max and pooled intervals", "", table1_markdown(t1, datasets),
              "## Violations by category and kind", "", violations_markdown(t1, datasets),
+             "## Where plans stop", "", outcomes_markdown(t1, datasets),
+             parse_failures_markdown(pf or {}, [d for d in datasets if d != UNSEEN]),
              "## Table 2: alpha sweep", "", table2_markdown(t2, sweep_sets),
              "## Checks", "",
              f"- every rate in [0, 1]: {'yes' if chk['rates_in_unit_interval']['ok'] else 'NO: ' + str(chk['rates_in_unit_interval']['violations'][:5])}",

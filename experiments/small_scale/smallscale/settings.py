@@ -22,7 +22,7 @@ CONFIGS = HERE / "configs"
 #: method label (as in the paper's Table 1) -> safebeal train method
 METHOD_LABELS = {"lora-sft": "Lora", "dpo": "DPO", "simpo": "SimPO", "safe-align": "Safe-Align"}
 #: eval dataset -> short name used in tables
-DATASET_LABELS = {"activity-test": "ActivityPrograms test", "virtualhome": "VirtualHome (342)",
+DATASET_LABELS = {"activity-test": "ActivityPrograms test", "virtualhome": "VirtualHome",
                   "saferisks-test": "SafeRisks test",
                   "virtualhome-unseen": "VirtualHome, programs not in the training split"}
 
