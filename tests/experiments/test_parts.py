@@ -230,3 +230,22 @@ def test_parse_failures_average_over_the_seeds_runs(tmp_path):
     results = [{"unit": {"name": f"dpo-s{s}", "role": "main", "label": "DPO", "seed": s}, "eval": {}} for s in (0, 1)]
     assert parse_failures(tmp_path, results, ["d"]) == {"DPO": {"d": {"last_line": 1.0, "mid_plan": 1.0}}}
     assert parse_failures(tmp_path, results, ["other"]) == {}  # runs not kept: nothing to count
+
+
+# -- cache keys follow the code ------------------------------------------------------------------------------
+def test_code_fingerprint_changes_with_the_package_code_and_ignores_bytecode(tmp_path, monkeypatch):
+    import safebeal
+    from smallscale import stages
+
+    pkg = tmp_path / "safebeal"
+    (pkg / "safety" / "data").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "safety" / "data" / "rules.yaml").write_text("id: a\n")
+    monkeypatch.setattr(safebeal, "__file__", str(pkg / "__init__.py"))
+    first = stages.code_fingerprint()
+    assert first == stages.code_fingerprint() and len(first) == 16
+    (pkg / "__pycache__").mkdir()
+    (pkg / "__pycache__" / "x.cpython-311.pyc").write_bytes(b"\0")
+    assert stages.code_fingerprint() == first  # bytecode is not code
+    (pkg / "safety" / "data" / "rules.yaml").write_text("id: b\n")  # a rule edit makes every cached stage stale
+    assert stages.code_fingerprint() != first

@@ -393,6 +393,7 @@ def plot_violations(t1: Dict[str, Any], datasets: Sequence[str], path: Path) -> 
         ax.set_xticks(range(len(labels)))
         ax.set_xticklabels([l.split(" (")[0] for l in labels], rotation=30, ha="right")
         ax.set_title(DATASET_LABELS.get(ds, ds), fontsize=10)
+        ax.set_ylim(0, max(1.0, max(bottom, default=0.0) * 1.1))  # an empty panel still reads as zero
     axes[0][0].set_ylabel("violations per run (mean over seeds)")
     axes[0][-1].legend(fontsize=7, loc="upper right")
     fig.tight_layout()

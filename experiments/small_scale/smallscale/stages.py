@@ -68,6 +68,30 @@ def digest(obj: Any) -> str:
     return hashlib.sha256(json.dumps(obj, sort_keys=True, default=str).encode()).hexdigest()[:12]
 
 
+#: the study code whose changes make cached stages stale (report.py only rewrites tables: not in here)
+_STUDY_CODE = ("settings.py", "data.py", "modelling.py", "stages.py")
+_CODE_SUFFIXES = {".py", ".yaml", ".yml", ".json", ".jsonl", ".gz", ".txt", ".jinja"}
+
+
+def code_fingerprint() -> str:
+    """A digest of the installed ``safebeal`` package (code, rules, object knowledge, shipped data, templates)
+    and of the study's own stage code. It is part of every cache key, so a rerun after a change to any of them
+    (a detector rule, a mutation operator, the trainer) redoes the stages instead of reusing stale results."""
+    import hashlib
+
+    import safebeal
+
+    h = hashlib.sha256()
+    pkg = Path(safebeal.__file__).resolve().parent
+    files = [(f"safebeal/{f.relative_to(pkg).as_posix()}", f) for f in sorted(pkg.rglob("*"))
+             if f.is_file() and f.suffix in _CODE_SUFFIXES and "__pycache__" not in f.parts]
+    here = Path(__file__).resolve().parent
+    files += [(f"smallscale/{name}", here / name) for name in _STUDY_CODE]
+    for name, f in files:
+        h.update(name.encode() + b"\0" + f.read_bytes() + b"\0")
+    return h.hexdigest()[:16]
+
+
 def read_done(path: Path, key: str) -> Optional[Dict[str, Any]]:
     """The stored result at ``path`` if it was made from inputs with digest ``key``."""
     try:
@@ -210,7 +234,8 @@ def run_unit(unit: Unit, ctx: Dict[str, Any]) -> Dict[str, Any]:
     _quiet()
     work = Path(ctx["work"])
     udir = work / "units" / unit.name
-    key = digest({"unit": dataclasses.asdict(unit), "base": ctx["base_key"], "eval": ctx["eval"]})
+    key = digest({"unit": dataclasses.asdict(unit), "base": ctx["base_key"], "eval": ctx["eval"],
+                  "code": ctx["code"]})
     done = read_done(udir / "result.json", key)
     if done is not None:
         return {**done, "cached": True}
@@ -251,6 +276,7 @@ class Study:
         self.smoke = smoke
         self.timings: Dict[str, float] = {}
         self.info: Dict[str, Any] = {}
+        self.code = code_fingerprint()
         if "," in str(self.out):
             raise SafebealError(f"--out {self.out}: the path may not contain ',' (it goes into planner specs)")
 
@@ -271,7 +297,8 @@ class Study:
             log(f"SafeRisks unavailable, running without it: {sr_why}")
         self.info["saferisks"] = {"available": sr_ok, "status": sr_why, "used": use_sr}
         ddir = self.work / "data"
-        key = digest({"data": d.model_dump(), "use_sr": use_sr, "sr": sr_why, "align_limit": self.s.align.pair_limit})
+        key = digest({"data": d.model_dump(), "use_sr": use_sr, "sr": sr_why, "align_limit": self.s.align.pair_limit,
+                      "code": self.code})
         done = read_done(ddir / "data.json", key)
         if done is None:
             sft = data.sft_examples(d.sft_limit, use_sr, d.saferisks_limit)
@@ -291,6 +318,8 @@ class Study:
                                                              "safe_plans", "tasks", "saferisks", "seconds")}}
             (ddir / "data.json").write_text(json.dumps(done, indent=1))
         self.info["data"] = {k: v for k, v in done.items() if k != "key"}
+        self.info["data_key"] = key
+        self.info["code"] = self.code
         return done
 
     # 2. tokenizer + random model ---------------------------------------------------------------------------
@@ -299,7 +328,7 @@ class Study:
 
         mdir = self.work / "init"
         key = digest({"tok": self.s.tokenizer.model_dump(), "model": self.s.model.model_dump(),
-                      "data": self.info["data"]})
+                      "data": self.info["data"], "data_key": self.info["data_key"]})
         done = read_done(mdir / "init.json", key)
         if done is None:
             sft = data.read_jsonl(self.work / "data" / "sft.jsonl")
@@ -313,6 +342,7 @@ class Study:
             done = {"key": key, "vocab_size": len(tok), **size, "token_lengths": lengths}
             (mdir / "init.json").write_text(json.dumps(done, indent=1))
         self.info["model"] = {k: v for k, v in done.items() if k != "key"}
+        self.info["model_key"] = key
         longest = done["token_lengths"]["sft"]["completion"]["max"]
         if longest > self.s.eval.max_new_tokens:
             log(f"note: the longest training plan has {longest} tokens, more than eval.max_new_tokens="
@@ -327,7 +357,7 @@ class Study:
                 "lora": False, "lr": b.lr, "epochs": b.epochs, "max_steps": b.max_steps, "batch_size": b.batch_size,
                 "warmup_ratio": b.warmup_ratio, "weight_decay": b.weight_decay, "max_length": b.max_length,
                 "seed": b.seed, "overwrite": True, "progress": False, "device": self.s.device}
-        key = digest({"opts": opts, "init": self.info["model"]})
+        key = digest({"opts": opts, "init": self.info["model"], "init_key": self.info["model_key"]})
         done = read_done(bdir / "base.json", key)
         if done is None or not (bdir / "model.safetensors").exists():
             import torch
@@ -381,7 +411,8 @@ class Study:
         units = self.units(seeds)
         ev = self.s.eval
         ctx = {"work": str(self.work), "base_dir": str(self.work / "base"), "pairs": str(self.work / "data" / "pairs.jsonl"),
-               "base_key": self.info["base"]["key"], "keep_models": self.s.keep_models, "device": self.s.device,
+               "base_key": self.info["base"]["key"], "code": self.code, "keep_models": self.s.keep_models,
+               "device": self.s.device,
                "eval": {"limit": ev.limit, "max_new_tokens": ev.max_new_tokens, "batch_size": ev.batch_size,
                         "workers": ev.workers, "samples": dict(ev.samples)}}
         for u in units:  # every training config is checked before the first run starts
