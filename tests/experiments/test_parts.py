@@ -249,3 +249,13 @@ def test_code_fingerprint_changes_with_the_package_code_and_ignores_bytecode(tmp
     assert stages.code_fingerprint() == first  # bytecode is not code
     (pkg / "safety" / "data" / "rules.yaml").write_text("id: b\n")  # a rule edit makes every cached stage stale
     assert stages.code_fingerprint() != first
+
+
+def test_base_key_ignores_where_the_study_folder_is():
+    from smallscale.stages import base_key
+
+    opts = {"model": "/a/work/init", "data": "/a/work/data/sft.jsonl", "out": "/a/work/base", "lr": 3e-3, "seed": 0}
+    moved = {**opts, "model": "/b/work/init", "data": "/b/work/data/sft.jsonl", "out": "/b/work/base"}
+    assert base_key(opts, {"vocab_size": 8}, "k1") == base_key(moved, {"vocab_size": 8}, "k1")
+    assert base_key(opts, {"vocab_size": 8}, "k1") != base_key({**opts, "lr": 1e-3}, {"vocab_size": 8}, "k1")
+    assert base_key(opts, {"vocab_size": 8}, "k1") != base_key(opts, {"vocab_size": 8}, "k2")

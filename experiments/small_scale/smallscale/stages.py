@@ -267,6 +267,16 @@ def _pool_run(args: Tuple[Unit, Dict[str, Any]]) -> Dict[str, Any]:
     return run_unit(*args)
 
 
+#: paths inside <out>/work: not part of any cache key, so a study folder can be moved or copied and still resume
+_PATH_OPTIONS = ("model", "data", "out")
+
+
+def base_key(opts: Dict[str, Any], init_info: Dict[str, Any], init_key: str) -> str:
+    """The base stage's cache key: its training options without the paths, and the initial model's key."""
+    return digest({"opts": {k: v for k, v in opts.items() if k not in _PATH_OPTIONS}, "init": init_info,
+                   "init_key": init_key})
+
+
 # -- the study ------------------------------------------------------------------------------------------------
 class Study:
     def __init__(self, settings: StudySettings, out: Path, smoke: bool = False):
@@ -357,7 +367,7 @@ class Study:
                 "lora": False, "lr": b.lr, "epochs": b.epochs, "max_steps": b.max_steps, "batch_size": b.batch_size,
                 "warmup_ratio": b.warmup_ratio, "weight_decay": b.weight_decay, "max_length": b.max_length,
                 "seed": b.seed, "overwrite": True, "progress": False, "device": self.s.device}
-        key = digest({"opts": opts, "init": self.info["model"], "init_key": self.info["model_key"]})
+        key = base_key(opts, self.info["model"], self.info["model_key"])
         done = read_done(bdir / "base.json", key)
         if done is None or not (bdir / "model.safetensors").exists():
             import torch
