@@ -42,8 +42,8 @@ def main() -> None:
                 opts = {"model": str(args.work / "init"), "data": str(args.work / "data" / "sft.jsonl"),
                         "out": str(Path(tmp) / f"{mode}{r}"), "lora": False, "lr": 1e-3, "max_steps": args.steps,
                         "batch_size": args.batch_size, "max_length": 384, "seed": r, "overwrite": True,
-                        "progress": False, "device": "cpu"}
-                res = train_run("sft", opts, Path(tmp) / "log.out", group_by_length=mode == "grouped")
+                        "progress": False, "device": "cpu", "group_by_length": mode == "grouped"}
+                res = train_run("sft", opts, Path(tmp) / "log.out")
                 times[mode].append(res["train_runtime"] / res["steps"])
                 print(f"round {r} {mode}: {times[mode][-1]:.2f} s/step", flush=True)
     med = {k: statistics.median(v) for k, v in times.items()}

@@ -94,3 +94,12 @@ def test_parse_sweep():
         parse_sweep("alpha", "safe-align")
     with pytest.raises(ConfigError, match="repeated values"):
         parse_sweep("alpha=0.5,0.50", "safe-align")
+
+
+def test_group_by_length_reaches_the_training_arguments_only_when_asked():
+    from safebeal.align.methods import Runtime, trainer_kwargs
+
+    rt = Runtime(use_cpu=True, bf16=False, gradient_checkpointing=False, dtype="float32")
+    assert "train_sampling_strategy" not in trainer_kwargs(build_config("sft", overrides=BASE), rt)
+    grouped = build_config("sft", overrides={**BASE, "group_by_length": True})
+    assert trainer_kwargs(grouped, rt)["train_sampling_strategy"] == "group_by_length"

@@ -115,35 +115,7 @@ def losses(run_dir: Path) -> List[float]:
     return out
 
 
-def _train_grouped(cfg: Any) -> Any:
-    """``safebeal.align.methods.train`` with batches grouped by length (``train_sampling_strategy=group_by_length``):
-    the from-scratch SFT pads every batch to its longest example, and plan lengths vary from 20 to 600 tokens, so
-    grouping halves its compute. ``train`` has no such option, so this is its body with that one setting added,
-    made of the same public pieces (preflight, build_trainer, save_model)."""
-    from safebeal.align.callbacks import JsonlLogger
-    from safebeal.align.methods import Runtime, TrainResult, build_trainer, load_tokenizer, save_model
-    from safebeal.align.preflight import preflight
-
-    pairs = preflight(cfg)
-    start = time.perf_counter()
-    out = Path(cfg.out)
-    out.mkdir(parents=True, exist_ok=True)
-    rt = Runtime.resolve(cfg)
-    tok = load_tokenizer(cfg.model, cfg.trust_remote_code)
-    trainer = build_trainer(cfg, pairs, tokenizer=tok, callbacks=[JsonlLogger(out / "train_log.jsonl", cfg.method)])
-    trainer.args.train_sampling_strategy = "group_by_length"
-    (out / "train_config.json").write_text(json.dumps(
-        {**cfg.to_dict(), "runtime": rt.__dict__, "n_pairs": len(pairs), "train_sampling_strategy": "group_by_length"},
-        indent=1))
-    output = trainer.train()
-    trainer.save_state()
-    save_model(trainer, cfg, rt, tok)
-    history = [h for h in trainer.state.log_history if "loss" in h]
-    return TrainResult(str(out), cfg.method, trainer.state.global_step, len(pairs), time.perf_counter() - start,
-                       dict(output.metrics), history[-1] if history else {})
-
-
-def train_run(method: str, options: Dict[str, Any], log_path: Path, group_by_length: bool = False) -> Dict[str, Any]:
+def train_run(method: str, options: Dict[str, Any], log_path: Path) -> Dict[str, Any]:
     """One training run (config checked by ``safebeal.align.config.build_config``, trained by
     ``safebeal.align.methods.train``); its loss curve and time."""
     from safebeal.align.config import build_config
@@ -151,7 +123,7 @@ def train_run(method: str, options: Dict[str, Any], log_path: Path, group_by_len
 
     cfg = build_config(method, overrides=options)
     with captured(log_path):
-        result = _train_grouped(cfg) if group_by_length else train(cfg)
+        result = train(cfg)
     curve = losses(Path(cfg.out))
     last = result.last_log
     return {"method": method, "steps": result.steps, "seconds": round(result.seconds, 2), "n_pairs": result.n_pairs,
@@ -366,7 +338,9 @@ class Study:
         opts = {"model": str(self.work / "init"), "data": str(self.work / "data" / "sft.jsonl"), "out": str(bdir),
                 "lora": False, "lr": b.lr, "epochs": b.epochs, "max_steps": b.max_steps, "batch_size": b.batch_size,
                 "warmup_ratio": b.warmup_ratio, "weight_decay": b.weight_decay, "max_length": b.max_length,
-                "seed": b.seed, "overwrite": True, "progress": False, "device": self.s.device}
+                "seed": b.seed, "overwrite": True, "progress": False, "device": self.s.device,
+                # plan lengths vary from 20 to 600 tokens: grouping batches by length halves the padded compute
+                "group_by_length": True}
         key = base_key(opts, self.info["model"], self.info["model_key"])
         done = read_done(bdir / "base.json", key)
         if done is None or not (bdir / "model.safetensors").exists():
@@ -376,7 +350,7 @@ class Study:
             threads = torch.get_num_threads()
             torch.set_num_threads(b.threads)
             try:
-                train = train_run("sft", opts, self.work / "base.out", group_by_length=True)
+                train = train_run("sft", opts, self.work / "base.out")
             finally:
                 torch.set_num_threads(threads)
             done = {"key": key, "train": train}

@@ -66,6 +66,8 @@ class TrainConfig:
                     ("auto", "float32", "bfloat16", "float16"))
     bf16: Optional[bool] = _f(None, "bf16 mixed precision (default: on with a bf16-capable GPU, always off on CPU).")
     gradient_checkpointing: bool = _f(False, "Gradient checkpointing (always off on CPU).")
+    group_by_length: bool = _f(False, "Batch examples of similar length together (less padding when lengths vary "
+                                      "widely; the batch order is then no longer uniformly random).")
     progress: bool = _f(True, "Show a progress bar.")
     trust_remote_code: bool = _f(False, "Allow model code from the model directory or hub.")
 

@@ -137,6 +137,8 @@ def trainer_kwargs(cfg: TrainConfig, rt: Runtime) -> Dict[str, Any]:
     )
     if rt.gradient_checkpointing:  # passed only when on: transformers warns about the argument's name otherwise
         kwargs["gradient_checkpointing"] = True
+    if cfg.group_by_length:
+        kwargs["train_sampling_strategy"] = "group_by_length"
     return kwargs
 
 
