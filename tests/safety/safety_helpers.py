@@ -12,6 +12,17 @@ from safebeal.safety import SafetyDetector, Verdict
 from safebeal.scene import Trajectory, execute, load_scene
 
 
+#: a user rule file with one termination rule (a lit candle left on), for the rule-file tests
+CANDLE_RULE = """rules:
+  - id: my.candle_left_lit
+    kind: termination
+    category: fire_heat
+    message: "{object} is still burning"
+    when:
+      object: {class: candle, state: ON}
+"""
+
+
 def expand(pid: str, plan: str) -> str:
     scene = load_scene(f"activity:{pid}")
     lines = []

@@ -11,14 +11,7 @@ from safebeal.safety import SafetyDetector, UnknownClassError, YamlError, load_r
 from safebeal.safety import rules as rules_mod
 from safebeal.scene import execute, load_scene
 
-GOOD = """rules:
-  - id: my.candle_left_lit
-    kind: termination
-    category: fire_heat
-    message: "{object} is still burning"
-    when:
-      object: {class: candle, state: ON}
-"""
+from safety_helpers import CANDLE_RULE
 
 
 def _rule(body: str) -> str:
@@ -54,7 +47,7 @@ def _rule(body: str) -> str:
      7, "my.rule", "unknown class(es) ['flux_capacitor']"),
     ("missing", _rule('    kind: termination\n    category: fire_heat\n    when:\n      object: {attr: heat_source}\n'),
      2, "my.rule", "missing required key 'message'"),
-    ("duplicate", GOOD.replace("my.candle_left_lit", "fire_heat.heat_source_left_on"), 2,
+    ("duplicate", CANDLE_RULE.replace("my.candle_left_lit", "fire_heat.heat_source_left_on"), 2,
      "fire_heat.heat_source_left_on", "duplicate rule id (first defined at "),
 ])
 def test_bad_rule_file(tmp_path, name, text, line, rule_id, words):
@@ -69,8 +62,8 @@ def test_bad_rule_file(tmp_path, name, text, line, rule_id, words):
 
 
 def test_a_bad_file_stops_loading_even_after_good_ones(tmp_path):
-    (tmp_path / "a_good.yaml").write_text(GOOD)
-    (tmp_path / "b_bad.yaml").write_text(GOOD.replace("my.candle_left_lit", "my.other").replace("fire_heat", "fires"))
+    (tmp_path / "a_good.yaml").write_text(CANDLE_RULE)
+    (tmp_path / "b_bad.yaml").write_text(CANDLE_RULE.replace("my.candle_left_lit", "my.other").replace("fire_heat", "fires"))
     with pytest.raises(YamlError, match=r"b_bad.yaml:2 \(rule my.other\): unknown category slug 'fires'"):
         load_rules([tmp_path])
 
@@ -81,7 +74,7 @@ def test_missing_rule_file(tmp_path):
 
 
 def test_extra_rules_load_from_a_folder(tmp_path):
-    (tmp_path / "candles.yaml").write_text(GOOD)
+    (tmp_path / "candles.yaml").write_text(CANDLE_RULE)
     rs = load_rules([tmp_path])
     assert len(rs.rules) == len(load_rules().rules) + 1
     r = rs.by_id("my.candle_left_lit")
@@ -137,7 +130,7 @@ class _FakeEntryPoint:
 
 def test_entry_point_group(tmp_path, monkeypatch):
     f = tmp_path / "plugin_rules.yaml"
-    f.write_text(GOOD)
+    f.write_text(CANDLE_RULE)
     seen = []
 
     def fake_entry_points(group):
@@ -154,10 +147,10 @@ def test_entry_point_group(tmp_path, monkeypatch):
     ids = [v.rule_id for v in det.check(traj).violations]
     assert ids == ["fire_heat.heat_source_left_on", "my.candle_left_lit"]
     # a bad plugin file is an error naming it, not a silently smaller rule set
-    f.write_text(GOOD.replace("fire_heat", "arson"))
+    f.write_text(CANDLE_RULE.replace("fire_heat", "arson"))
     with pytest.raises(YamlError, match=r"plugin_rules.yaml:2 \(rule my.candle_left_lit\): unknown category slug"):
         SafetyDetector()
     # a plugin may also point at a plain path (not a callable)
-    f.write_text(GOOD)
+    f.write_text(CANDLE_RULE)
     monkeypatch.setattr(rules_mod, "entry_points", lambda group: [_FakeEntryPoint(f)])
     assert SafetyDetector().rules.by_id("my.candle_left_lit").line == 2

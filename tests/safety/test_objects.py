@@ -121,3 +121,13 @@ def test_user_objects_file_overrides_and_extends(tmp_path):
     assert kb.sources == [str(DEFAULT_OBJECTS), str(f)]
     assert load_objects(DEFAULT_OBJECTS).classes == KB.classes
     assert "attr" in PREDICATE_KEYS
+
+
+def test_node_attrs_reads_class_and_properties_and_is_empty_for_a_missing_node():
+    from types import SimpleNamespace
+
+    towel = SimpleNamespace(class_name="towel", properties=("GRABBABLE",))
+    plugged_towel = SimpleNamespace(class_name="towel", properties=("HAS_PLUG",))  # HAS_PLUG derives electrical
+    assert KB.node_attrs(towel) == {"flammable"}
+    assert KB.node_attrs(plugged_towel) == {"flammable", "electrical"}
+    assert KB.node_attrs(None) == frozenset()

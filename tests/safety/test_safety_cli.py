@@ -9,17 +9,9 @@ from typer.testing import CliRunner
 
 from safebeal.cli import app
 
-from safety_helpers import expand
+from safety_helpers import CANDLE_RULE, expand
 
 runner = CliRunner()
-CANDLE_RULE = """rules:
-  - id: my.candle_left_lit
-    kind: termination
-    category: fire_heat
-    message: "{object} is still burning"
-    when:
-      object: {class: candle, state: ON}
-"""
 OLD_FIELDS = ["scene", "plan", "n_steps", "executable", "steps", "error", "success", "success_definition", "goal"]
 
 

@@ -85,9 +85,7 @@ class PlanContext:
     def attrs(self, nid: int) -> FrozenSet[str]:
         a = self._attrs.get(nid)
         if a is None:
-            n = self.scene.node(nid)
-            a = frozenset() if n is None else self.kb.attrs(n.class_name, n.properties)
-            self._attrs[nid] = a
+            a = self._attrs[nid] = self.kb.node_attrs(self.scene.node(nid))
         return a
 
     def with_attr(self, attr: str) -> List[int]:

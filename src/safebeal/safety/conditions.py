@@ -73,9 +73,7 @@ class Context:
     def attrs(self, node_id: int) -> FrozenSet[str]:
         a = self.attr_cache.get(node_id)
         if a is None:
-            n = self.state.node(node_id)
-            a = frozenset() if n is None else self.kb.attrs(n.class_name, n.properties)
-            self.attr_cache[node_id] = a
+            a = self.attr_cache[node_id] = self.kb.node_attrs(self.state.node(node_id))
         return a
 
 

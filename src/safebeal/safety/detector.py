@@ -222,9 +222,7 @@ class Monitor:
         cache = self._scene.attrs
         a = cache.get(nid)
         if a is None:
-            n = state.node(nid)
-            a = frozenset() if n is None else self.det.rules.kb.attrs(n.class_name, n.properties)
-            cache[nid] = a
+            a = cache[nid] = self.det.rules.kb.node_attrs(state.node(nid))
         return a
 
     def _holders(self, state: StateView, nid: int) -> List[int]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence
+from typing import Any, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence
 
 from safebeal.errors import SafebealError
 from safebeal.resources import PACKAGE_DATA
@@ -43,6 +43,10 @@ class ObjectKB:
         base = self.classes.get(self.canonical(class_name), frozenset())
         derived = {DERIVED[p] for p in properties if p in DERIVED}
         return base | derived if derived else base
+
+    def node_attrs(self, node: Any) -> FrozenSet[str]:
+        """Attributes of a scene node (its class and simulator properties); ``None`` (no such node): empty."""
+        return frozenset() if node is None else self.attrs(node.class_name, node.properties)
 
     def classes_with(self, attr: str) -> FrozenSet[str]:
         return frozenset(c for c, a in self.classes.items() if attr in a)
