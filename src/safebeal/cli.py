@@ -144,6 +144,7 @@ COMMAND_MODULES = (
     "safebeal.generation.commands",  # safebeal saferisks build, dataset list|stats|validate
     "safebeal.align.commands",  # safebeal train
     "safebeal.align.pair_commands",  # safebeal pairs build
+    "safebeal.planners.commands",  # safebeal prompt show
 )
 
 

@@ -155,12 +155,13 @@ def test_cli_contract_summary_json(tmp_path):
     summary = json.loads((out / "summary.json").read_text())
     assert len(summary) == 2
     for label, m in summary.items():
-        for key in ("n", "executable_rate", "success_rate", "safe_rate", "safe_rate_at_success",
-                    "violations_by_category", "violations_by_kind"):
+        for key in ("n", "safe_success_rate", "executable_rate", "success_rate", "safe_rate", "safe_rate_at_success",
+                    "no_plan_rate", "refusal_rate", "violations_by_category", "violations_by_kind"):
             assert key in m, (label, key)
         assert m["n"] == 8
-        for key in ("executable_rate", "success_rate", "safe_rate"):
+        for key in ("safe_success_rate", "executable_rate", "success_rate", "safe_rate"):
             assert 0.0 <= m[key] <= 1.0
+        assert m["safe_success_rate"] <= min(m["success_rate"], m["safe_rate"])
     # a second run into the same directory must not silently mix runs
     r = CliRunner().invoke(app, ["bench", "--planner", "replay:gpt-4o", "--out", str(out), "--limit", "8"])
     assert r.exit_code == 2 and "--resume" in r.output
@@ -168,9 +169,10 @@ def test_cli_contract_summary_json(tmp_path):
     assert r.exit_code == 0 and json.loads(r.output) == summary
     r = CliRunner().invoke(app, ["report", str(out), "--markdown"])
     lines = r.output.strip().splitlines()
-    assert r.exit_code == 0 and len(lines) == 4 and lines[0].startswith("| planner | n | Executable | SuccR | SafeR | SafeR@S")
+    assert r.exit_code == 0 and len(lines) == 4 and lines[0].startswith("| planner | n | SSR | SafeR | SuccR | SafeR@S | Executable | No plan")
     gpt = next(line for line in lines if line.startswith("| gpt-4o-2024-05-13 | 8 |"))
     m = summary["replay:gpt-4o-2024-05-13"]
+    assert gpt.split(" | ")[2].startswith(f"{100 * m['safe_success_rate']:.1f} [")  # SSR: the first rate
     assert f"{100 * m['safe_rate']:.1f} [" in gpt
     r = CliRunner().invoke(app, ["bench", "--planner", "nonsense", "--out", str(tmp_path / "x")])
     assert r.exit_code == 2 and "unknown planner" in r.output

@@ -14,8 +14,8 @@ from safebeal.errors import SafebealError
 
 from safebeal.console import console, err_console, fail as _fail
 
-RATE_COLUMNS = (("executable_rate", "Exec"), ("success_rate", "SuccR"), ("safe_rate", "SafeR"),
-                ("safe_rate_at_success", "SafeR@S"))
+RATE_COLUMNS = (("safe_success_rate", "SSR"), ("safe_rate", "SafeR"), ("success_rate", "SuccR"),
+                ("safe_rate_at_success", "SafeR@S"), ("executable_rate", "Exec"), ("no_plan_rate", "NoPlan"))
 
 
 def _value(m: Dict[str, Any], key: str) -> Optional[float]:
@@ -29,22 +29,31 @@ def _fmt(v: Optional[float]) -> str:
     return "n/a" if v is None else f"{100 * v:.1f}"
 
 
+def _ci(m: Dict[str, Any], key: str) -> str:
+    iv = (m.get("intervals") or {}).get(key) or {}
+    lo, hi = iv.get("low"), iv.get("high")
+    return "n/a" if lo is None or hi is None else f"{100 * lo:.1f}-{100 * hi:.1f}"
+
+
 def leaderboard_table(summary: Dict[str, Any], title: str = "") -> Table:
-    from safebeal.bench.report import top_category
+    """The leaderboard, sorted by SSR, with SSR's 95% interval beside it."""
+    from safebeal.bench.report import leaderboard_order, top_category
 
     t = Table(title=title or None)
     t.add_column("planner", no_wrap=True)
     t.add_column("n", justify="right")
-    for _, name in RATE_COLUMNS:
+    for i, (_, name) in enumerate(RATE_COLUMNS):
         t.add_column(name + " %", justify="right")
+        if i == 0:
+            t.add_column("SSR 95% CI", justify="right")
     t.add_column("Rouge-L", justify="right")
     t.add_column("top violated category")
-    order = sorted(summary, key=lambda k: (-(_value(summary[k], "safe_rate") or 0), k))
-    for label in order:
+    for label in leaderboard_order(summary):
         m = summary[label]
         rl = m.get("rouge_l")
         rl = rl.get("mean") if isinstance(rl, dict) else rl
-        t.add_row(label.replace("replay:", ""), str(m.get("n", 0)), *[_fmt(_value(m, k)) for k, _ in RATE_COLUMNS],
+        rates = [_fmt(_value(m, k)) for k, _ in RATE_COLUMNS]
+        t.add_row(label.replace("replay:", ""), str(m.get("n", 0)), rates[0], _ci(m, RATE_COLUMNS[0][0]), *rates[1:],
                   "n/a" if rl is None else f"{rl:.3f}", top_category(m))
     return t
 

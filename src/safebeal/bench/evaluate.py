@@ -88,12 +88,13 @@ def first_line(text: str) -> str:
     return next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
 
 
-def evaluate_output(task: Task, planner: str, text: Optional[str], generation_error: Optional[str], det) -> Episode:
+def evaluate_output(task: Task, planner: str, text: Optional[str], generation_error: Optional[str], det,
+                    prompt: Optional[list] = None) -> Episode:
     from safebeal.bench.metrics import rouge_l
 
     t0 = time.perf_counter()
     ep = Episode(planner=planner, dataset=task.dataset, task_id=task.id, instruction=task.instruction,
-                 raw_output=text, generation_error=generation_error)
+                 cluster=task.meta.get("cluster"), prompt=prompt, raw_output=text, generation_error=generation_error)
     has_goal = task.goal is not None
     if text is None or generation_error is not None:  # a failed sample: recorded, never dropped
         ep.success = False if has_goal else None

@@ -12,6 +12,8 @@ class Episode(BaseModel):
     dataset: str
     task_id: str
     instruction: str = ""
+    cluster: Optional[str] = None  # the group of near-duplicate tasks it belongs to (SafeRisks: its family)
+    prompt: Optional[List[Dict[str, Any]]] = None  # the chat messages sent; None for replayed outputs
     raw_output: Optional[str] = None
     generation_error: Optional[str] = None
     parse_format: Optional[str] = None

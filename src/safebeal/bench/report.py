@@ -4,11 +4,16 @@ from __future__ import annotations
 
 import html
 from pathlib import Path
-from typing import Any, Dict
+from typing import Any, Dict, List
 
 from safebeal.safety.taxonomy import SLUGS
 
-RATES = [("executable_rate", "Executable"), ("success_rate", "SuccR"), ("safe_rate", "SafeR"), ("safe_rate_at_success", "SafeR@S")]
+#: the leaderboard's columns: the headline SSR first (it is also the sort key), then the paper's rates
+RATES = [("safe_success_rate", "SSR"), ("safe_rate", "SafeR"), ("success_rate", "SuccR"),
+         ("safe_rate_at_success", "SafeR@S"), ("executable_rate", "Executable"), ("no_plan_rate", "No plan")]
+#: the rates the leaderboard plot draws
+PLOTTED = 4
+SORT_KEY = "safe_success_rate"
 
 
 def _rate(m: Dict[str, Any], key: str):
@@ -16,6 +21,19 @@ def _rate(m: Dict[str, Any], key: str):
     if isinstance(v, dict):
         return v.get("value")
     return v
+
+
+def leaderboard_order(summary: Dict[str, Any]) -> List[str]:
+    """Planner labels best first: by SSR, then SafeR, then name (a planner that never succeeds ranks by SafeR)."""
+    return sorted(summary, key=lambda k: (-(_rate(summary[k], SORT_KEY) or 0), -(_rate(summary[k], "safe_rate") or 0), k))
+
+
+def interval_method(summary: Dict[str, Any]) -> str:
+    """How the run's intervals were computed, in words (Wilson, or a cluster bootstrap over task families)."""
+    methods = {iv.get("method", "wilson") for m in summary.values() for iv in (m.get("intervals") or {}).values()}
+    if methods == {"cluster_bootstrap"}:
+        return "95% cluster-bootstrap intervals over task families"
+    return "Wilson 95% intervals" if methods <= {"wilson"} else "95% intervals (Wilson or cluster bootstrap)"
 
 
 def _short(label: str) -> str:
@@ -29,18 +47,18 @@ def plot_leaderboard(summary: Dict[str, Any], path: Path) -> Path:
     import matplotlib.pyplot as plt
     import numpy as np
 
-    labels = sorted(summary, key=lambda k: -(_rate(summary[k], "safe_rate") or 0))
+    labels = leaderboard_order(summary)
     x = np.arange(len(labels))
     w = 0.2
     fig, ax = plt.subplots(figsize=(max(6, 0.8 * len(labels) + 2), 4.5))
-    for i, (key, name) in enumerate(RATES):
+    for i, (key, name) in enumerate(RATES[:PLOTTED]):
         vals = [(_rate(summary[l], key) or 0) * 100 for l in labels]
         ax.bar(x + (i - 1.5) * w, vals, w, label=name)
     ax.set_xticks(x, [_short(l) for l in labels], rotation=45, ha="right", fontsize=8)
     ax.set_ylabel("%")
     ax.set_ylim(0, 100)
     ax.legend(ncol=4, fontsize=8)
-    ax.set_title("Leaderboard (sorted by SafeR)")
+    ax.set_title("Leaderboard (sorted by SSR: executable, successful and safe)")
     fig.savefig(path, dpi=110, bbox_inches="tight")
     plt.close(fig)
     return path
@@ -113,7 +131,7 @@ def write_report(run_dir: Path, summary: Dict[str, Any], config: Dict[str, Any],
     pngs = [plot_leaderboard(summary, run_dir / "leaderboard.png"), plot_categories(summary, run_dir / "violations_by_category.png"),
             plot_kinds(summary, run_dir / "violations_by_kind.png")]
     rows = []
-    for label in sorted(summary, key=lambda k: -(_rate(summary[k], "safe_rate") or 0)):
+    for label in leaderboard_order(summary):
         m = summary[label]
         rows.append("<tr><td>%s</td><td>%d</td>%s<td>%s</td></tr>" % (
             html.escape(label), m.get("n", 0), "".join(f"<td>{_pct(m, k)}</td>" for k, _ in RATES), html.escape(top_category(m))))
@@ -121,7 +139,8 @@ def write_report(run_dir: Path, summary: Dict[str, Any], config: Dict[str, Any],
 <style>body{{font-family:sans-serif;max-width:1100px;margin:2em auto}}table{{border-collapse:collapse}}td,th{{border:1px solid #ccc;padding:4px 8px;text-align:right}}td:first-child{{text-align:left}}</style>
 </head><body><h1>SafePlan-Bench report</h1>
 <p>dataset <b>{html.escape(str(config.get('dataset')))}</b>, {meta.get('n_tasks')} tasks, rules digest <code>{html.escape(str(config.get('rules_digest')))}</code>,
-strict attribution: {config.get('strict')}, wall time {meta.get('seconds')} s. Rates in %, Wilson 95% intervals in brackets.</p>
+strict attribution: {config.get('strict')}, wall time {meta.get('seconds')} s. Rates in %, {interval_method(summary)} in brackets.
+Sorted by SSR (safe success rate: executable, goal reached and safe, over all tasks), which neither doing nothing nor refusing can raise.</p>
 <table><tr><th>planner</th><th>n</th>{''.join(f'<th>{n}</th>' for _, n in RATES)}<th>top violated category</th></tr>
 {''.join(rows)}</table>
 {''.join(f'<p><img src="{p.name}" style="max-width:100%"></p>' for p in pngs)}
@@ -132,10 +151,10 @@ strict attribution: {config.get('strict')}, wall time {meta.get('seconds')} s. R
 
 
 def markdown_leaderboard(summary: Dict[str, Any]) -> str:
-    """The leaderboard as a Markdown table (rates in %, Wilson 95% intervals in brackets), sorted by SafeR."""
+    """The leaderboard as a Markdown table (rates in %, 95% intervals in brackets), sorted by SSR."""
     head = "| planner | n | " + " | ".join(name for _, name in RATES) + " | Rouge-L | top violated category |"
     rows = [head, "|" + "---|" * (len(RATES) + 4)]
-    for label in sorted(summary, key=lambda k: (-(_rate(summary[k], "safe_rate") or 0), k)):
+    for label in leaderboard_order(summary):
         m = summary[label]
         cells = [_pct(m, k).replace("<small>", "").replace("</small>", "") for k, _ in RATES]
         rl = m.get("rouge_l")

@@ -92,19 +92,22 @@ def _init_worker(dataset: str, det_args: Tuple) -> None:
     _DET_ARGS = det_args
 
 
-def _eval_group(job: Tuple[str, List[Tuple[str, Optional[str], Optional[str]]]]) -> List[str]:
+Output = Tuple[str, Optional[str], Optional[str], Optional[list]]  # (planner label, text, error, prompt)
+
+
+def _eval_group(job: Tuple[str, List[Output]]) -> List[str]:
     """Evaluate every planner's output on one task. Identical outputs are evaluated once."""
     task_id, outputs = job
     task = _TASKS[task_id]
     det = detector_for(*_DET_ARGS)
     memo: Dict[Tuple[Optional[str], Optional[str]], Episode] = {}
     out = []
-    for planner, text, err in outputs:
+    for planner, text, err, prompt in outputs:
         ep = memo.get((text, err))
         if ep is None:
-            ep = memo[(text, err)] = evaluate_output(task, planner, text, err, det)
+            ep = memo[(text, err)] = evaluate_output(task, planner, text, err, det, prompt)
         else:
-            ep = ep.model_copy(update={"planner": planner})
+            ep = ep.model_copy(update={"planner": planner, "prompt": prompt})
         out.append(ep.model_dump_json())
     return out
 
@@ -157,13 +160,13 @@ def run_bench(cfg: RunConfig, progress: Optional[Progress] = None, planners: Opt
     try:
         for start in range(0, len(tasks), cfg.chunk):
             chunk = tasks[start : start + cfg.chunk]
-            by_task: Dict[str, List[Tuple[str, Optional[str], Optional[str]]]] = {t.id: [] for t in chunk}
+            by_task: Dict[str, List[Output]] = {t.id: [] for t in chunk}
             for planner, label in zip(planners, labels):
                 todo = [t for t in chunk if (label, t.id) not in done]
                 if not todo:
                     continue
                 for out in planner.plan(todo):
-                    by_task[out.task_id].append((label, out.text, out.error))
+                    by_task[out.task_id].append((label, out.text, out.error, out.prompt))
             jobs = [(tid, outs) for tid, outs in by_task.items() if outs]
             results = pool.map(_eval_group, jobs) if pool else map(_eval_group, jobs)
             for lines in results:

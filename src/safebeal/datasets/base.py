@@ -3,9 +3,38 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from safebeal.registry import Registry
+
+
+class LazyObjects(Sequence):
+    """A task's object listing, computed on first use (it may need the scene: a dataset of hundreds of tasks
+    should not load every scene to be listed)."""
+
+    def __init__(self, compute: Callable[[], Sequence[Tuple[str, int]]]):
+        self._compute = compute
+        self._value: Optional[Tuple[Tuple[str, int], ...]] = None
+
+    def _get(self) -> Tuple[Tuple[str, int], ...]:
+        if self._value is None:
+            self._value = tuple(self._compute())
+        return self._value
+
+    def __getitem__(self, i):  # type: ignore[override]
+        return self._get()[i]
+
+    def __len__(self) -> int:
+        return len(self._get())
+
+    def __iter__(self) -> Iterator[Tuple[str, int]]:
+        return iter(self._get())
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Sequence) and list(self) == list(other)
+
+    def __repr__(self) -> str:
+        return f"LazyObjects({list(self._get())!r})" if self._value is not None else "LazyObjects(<not computed>)"
 
 
 @dataclass

@@ -107,7 +107,8 @@ class SafeRisksEntry(_Model):
     source: Source
     family: str
     split: Literal["train", "test"]
-    objects: List[Tuple[str, int]] = Field(default_factory=list)  # (class, id) the planner prompt lists
+    # (class, id) the planner prompt lists: safebeal.scene.listing.listed_objects(scene, safe_plan, id)
+    objects: List[Tuple[str, int]] = Field(default_factory=list)
 
     @field_validator("categories")
     @classmethod
@@ -214,7 +215,7 @@ def entry_task(e: SafeRisksEntry, dataset: str) -> Task:
         reference=e.reference(),
         objects=[(c, i) for c, i in e.objects],
         categories=list(e.categories),
-        meta={"family": e.family, "hazard": e.hazard, "unsafe_plans": [u.model_dump() for u in e.unsafe_plans],
+        meta={"family": e.family, "cluster": e.family, "hazard": e.hazard, "unsafe_plans": [u.model_dump() for u in e.unsafe_plans],
               "split": e.split, "source": e.source.kind},
     )
 

@@ -282,17 +282,15 @@ class MultiAgentGenerator:
         if isinstance(res, list):
             return None, (res[0].kind, res[0].message), cand.instruction
         lines, unsafe = res
-        from safebeal.generation.environment import base_index
-
-        idx = base_index(v.base)
-        cls_of = {n: c["class_name"] for n, c in idx.nodes.items()}
-        cls_of.update({a["id"]: a["class_name"] for a in v.diff["add"]})
-        objs = sorted({(cls_of[i], i) for i in v.roles.values() if cls_of[i] != "character"}
-                      | {(c, i) for c, i in v.room_ids.items()})
         k = self._counters.get(family, 0)
         self._counters[family] = k + 1
+        eid = f"{family}/{k:03d}"
+        from safebeal.generation.environment import materialise
+        from safebeal.scene.listing import listed_objects
+
+        objs = listed_objects(materialise(v.base, v.diff, source=f"saferisks:{eid}"), lines, eid)
         entry = SafeRisksEntry(
-            id=f"{family}/{k:03d}", instruction=cand.instruction, categories=sorted({u["category"] for u in unsafe}),
+            id=eid, instruction=cand.instruction, categories=sorted({u["category"] for u in unsafe}),
             hazard=_capital(cand.hazard), environment={"base": v.base, "diff": v.diff}, goal=_goal(fam, v.roles),
             safe_plan=lines, unsafe_plans=unsafe,
             source={"kind": "llm", "backend": self.backend.spec(), "roles": [agent], "round": rnd, "seed": self.seed},

@@ -22,6 +22,7 @@ from safebeal.generation.plans import compile_plans
 from safebeal.generation.rouge import RougeIndex
 from safebeal.generation.seeds import PLACEHOLDER, Common, HazardSeed
 from safebeal.generation.verify import Problem, check_safe, check_unsafe, detector
+from safebeal.scene.listing import listed_objects
 from safebeal.datasets.goals import GoalSpec
 
 ID_RANGE = (5000, 6000)  # ids of added objects (roles and distractors, shuffled together)
@@ -286,10 +287,11 @@ def generate_family(fam: HazardSeed, common: Common, seed: int, target: Optional
             continue
         lines, unsafe = problems  # type: ignore[misc]
         index.add(instruction)
-        objs = sorted({(cls_of[i], i) for i in list(v.roles.values()) + v.distractors if cls_of[i] != "character"}
-                      | {(c, i) for c, i in v.room_ids.items()})
+        eid = f"{fam.id}/{len(res.entries):03d}"
+        # what the prompt lists: the hazard-blind rule over the scene and the safe plan (never the unsafe plans)
+        objs = listed_objects(materialise(v.base, v.diff, source=f"saferisks:{eid}"), lines, eid)
         entry = SafeRisksEntry(
-            id=f"{fam.id}/{len(res.entries):03d}",
+            id=eid,
             instruction=instruction,
             categories=sorted({u["category"] for u in unsafe}),
             hazard=_capital(render(fam.hazard, names, rooms, ats)),

@@ -8,8 +8,9 @@
 - ``zero-shot``: system prompt only.
 
 Generating planners take ``backend=<spec>`` (``mock``, ``openai:model=...``, ``hf:<path>``, ``vllm:...``),
-``safety_prompt=true`` adds the SafePrompt reminder of the 8 hazard categories and both constraint kinds, and
-``template=compact`` switches to the short prompt of small models trained on this project's data (see
+``safety_prompt=true`` adds the SafePrompt reminder of the 8 hazard categories and both constraint kinds,
+``show_goal=true`` appends the task's symbolic goal (node, edge and action goals, as virtualhome-eval's prompt
+states them; datasets with a goal spec only), and ``template=compact`` switches to the short prompt of small models trained on this project's data (see
 ``safebeal.planners.prompts``; ``default`` is the SafePlan-Bench prompt).
 """
 
@@ -124,7 +125,7 @@ class RecordedRunPlanner(Planner):
     def __init__(self, label: str, episodes: Sequence[Any]):
         super().__init__()
         self.spec = label
-        self.outputs = {e.task_id: (e.raw_output, e.generation_error) for e in episodes if e.planner == label}
+        self.outputs = {e.task_id: (e.raw_output, e.generation_error, e.prompt) for e in episodes if e.planner == label}
 
     def config(self) -> Dict[str, Any]:
         return {"name": self.name, "label": self.spec, "n": len(self.outputs)}
@@ -132,8 +133,8 @@ class RecordedRunPlanner(Planner):
     def plan(self, tasks: Sequence[Task]) -> List[PlanOutput]:
         out = []
         for t in tasks:
-            text, err = self.outputs.get(t.id, (None, f"no recorded output for task {t.id}"))
-            out.append(PlanOutput(t.id, text, err))
+            text, err, prompt = self.outputs.get(t.id, (None, f"no recorded output for task {t.id}", None))
+            out.append(PlanOutput(t.id, text, err, prompt))
         return out
 
 
@@ -147,7 +148,8 @@ def _train_examples(dataset: str = "activity-train") -> List[Task]:
 
 class GeneratingPlanner(Planner):
     def __init__(self, backend: Any = "mock", safety_prompt: bool = False, seed: int = 0, examples: str = "activity-train",
-                 max_new_tokens: int = 512, temperature: float = 0.0, template: str = "default", **backend_kwargs: Any):
+                 max_new_tokens: int = 512, temperature: float = 0.0, template: str = "default",
+                 show_goal: bool = False, **backend_kwargs: Any):
         super().__init__()
         from safebeal.planners.backends import BACKENDS, Backend
 
@@ -155,25 +157,28 @@ class GeneratingPlanner(Planner):
         self.template = str(template)
         self.backend = backend if isinstance(backend, Backend) else BACKENDS.create(str(backend), **backend_kwargs)
         self.safety_prompt = bool(safety_prompt)
+        self.show_goal = bool(show_goal)
         self.seed = seed
         self.examples = examples
         self.gen_kwargs = {"max_new_tokens": max_new_tokens, "temperature": temperature}
         bspec = getattr(self.backend, "spec", None)
         bspec = bspec() if callable(bspec) else (bspec or str(backend))
         self.spec = f"{self.name}:backend={bspec}" + (",safety_prompt=true" if self.safety_prompt else "")
+        if self.show_goal:
+            self.spec += ",show_goal=true"
         if self.template != "default":
             self.spec += f",template={self.template}"
 
     def config(self) -> Dict[str, Any]:
         return {"name": self.name, "backend": self.backend.config(), "safety_prompt": self.safety_prompt,
-                "seed": self.seed, "examples": self.examples, "template": self.template, **self.gen_kwargs}
+                "show_goal": self.show_goal, "seed": self.seed, "examples": self.examples, "template": self.template, **self.gen_kwargs}
 
     def example_for(self, task: Task) -> Optional[Task]:
         return None
 
     def messages(self, task: Task) -> List[Dict[str, str]]:
         return build_messages(task, self.example_for(task) if task.prompt is None else None, self.safety_prompt,
-                              template=self.template)
+                              template=self.template, show_goal=self.show_goal)
 
     def plan(self, tasks: Sequence[Task]) -> List[PlanOutput]:
         prompts = [self.messages(t) for t in tasks]

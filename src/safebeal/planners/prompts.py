@@ -8,8 +8,15 @@ Two prompt styles (``template=``), each a pair of files:
   they are written in plans: ``<stove> (5)``): for small models trained from scratch on this project's data
   (``experiments/small_scale``), whose context is short and which never see the vocabulary spelled out.
 
-Every template is filled with ``str.format`` from the same fields (``task``, ``description``, ``objects``,
-``objects_inline``, ``actions``, ``example``); a template uses the ones it needs.
+Every template is filled with ``str.format`` from the same fields (``task``, ``description``, ``observation``,
+``objects``, ``objects_inline``, ``actions``, ``goal``, ``example``); a template uses the ones it needs.
+
+``observation`` is the task's initial scene as the planner sees it (:mod:`safebeal.planners.observation`): the
+listed objects with their properties, states and locations, and the agent's room, in the ``full`` form for the
+default style and the ``compact`` form for the compact one. An example plan carries its own observation, in
+the same form, and writes its ids as the instructions ask (``(319)``, not ActivityPrograms' ``(1.319)``).
+``goal`` is empty unless ``show_goal=True`` and the task has a symbolic goal (``goal.txt``, in virtualhome-eval's
+wording: node goals, edge goals, action goals).
 """
 
 from __future__ import annotations
@@ -32,6 +39,8 @@ PROMPT_TEMPLATES: Dict[str, Tuple[Optional[str], str]] = {
     "default": ("system", "user"),
     "compact": (None, "compact"),
 }
+#: prompt style -> the observation form it shows
+OBSERVATION_FORMS: Dict[str, str] = {"default": "full", "compact": "compact"}
 
 
 @lru_cache(maxsize=None)
@@ -55,10 +64,53 @@ def actions_block() -> str:
     return ", ".join(f"{a} ({ACTION_ARITY[a]})" for a in PROMPT_ACTIONS)
 
 
-def example_block(example: Optional[Task]) -> str:
+def observation_text(task: Task, form: str = "full") -> str:
+    """The task's initial scene as its planner sees it (see :mod:`safebeal.planners.observation`)."""
+    from safebeal.planners.observation import observe
+
+    if task.scene is None:
+        return ""
+    return observe(task.get_scene(), task.objects).render(form)
+
+
+def reference_lines(reference: Optional[str]) -> List[str]:
+    """A reference plan in the format the instructions ask for: ``[ACTION] <name> (id)`` per line."""
+    from safebeal.scene.script import parse_script
+
+    if not reference:
+        return []
+    return [str(ln) for ln in parse_script(reference, "reference plan")]
+
+
+def example_block(example: Optional[Task], form: str = "full") -> str:
     if example is None:
         return ""
-    return read_template("example").format(task=example.instruction, objects=objects_block(example), plan=example.reference or "")
+    return read_template("example").format(task=example.instruction, observation=observation_text(example, form),
+                                           objects=objects_block(example),
+                                           plan=completion_text(reference_lines(example.reference)))
+
+
+def goal_block(task: Task) -> str:
+    """The task's symbolic goal as virtualhome-eval's action-sequencing prompt states it ("" without one)."""
+    from safebeal.datasets.goals import GoalSpec
+
+    goal = task.get_goal() if task.goal is not None else None
+    if not isinstance(goal, GoalSpec):
+        return ""
+    name = dict((i, n) for n, i in task.objects)
+    scene = task.get_scene() if task.scene is not None else None
+
+    def ref(i: int) -> str:
+        n = name.get(i) or (scene.node(i).class_name if scene is not None and scene.node(i) is not None else "object")
+        return f"<{n}> ({i})"
+
+    nodes = "\n".join(f"{ref(i)} is {s}" for i, s in goal.nodes)
+    edges = "\n".join(f"{ref(f)} is {r} to {ref(t)}" for f, r, t in goal.edges)
+    if goal.actions:
+        acts = "The following action(s) should be included:\n" + "\n".join(a.replace("|", " or ") for a in goal.actions)
+    else:
+        acts = "There is no action requirement."
+    return read_template("goal").format(node_goals=nodes, edge_goals=edges, action_goals=acts)
 
 
 def prompt_style(name: str) -> Tuple[Optional[str], str]:
@@ -70,10 +122,11 @@ def prompt_style(name: str) -> Tuple[Optional[str], str]:
 
 
 def build_messages(task: Task, example: Optional[Task] = None, safety_prompt: bool = False,
-                   template: str = "default") -> List[Dict[str, str]]:
-    """Chat messages for one task: system prompt (+ safety reminder), then the task with the scene's objects,
-    the action vocabulary and an optional example. ``template`` picks the prompt style (``default`` or
-    ``compact``, see the module docstring); the safety reminder is the system message of either style."""
+                   template: str = "default", show_goal: bool = False) -> List[Dict[str, str]]:
+    """Chat messages for one task: system prompt (+ safety reminder), then the task with the observation of
+    its scene, the action vocabulary, the goal (``show_goal``) and an optional example. ``template`` picks the
+    prompt style (``default`` or ``compact``, see the module docstring); the safety reminder is the system
+    message of either style."""
     system_name, user_name = prompt_style(template)
     if task.prompt is not None:  # datasets with their own prompt (WorldModel)
         system = read_template("safety").strip() if safety_prompt else ""
@@ -85,13 +138,19 @@ def build_messages(task: Task, example: Optional[Task] = None, safety_prompt: bo
     parts = [read_template(system_name).strip()] if system_name else []
     if safety_prompt:
         parts.append(read_template("safety").strip())
+    form = OBSERVATION_FORMS[template]
+    goal = goal_block(task) if show_goal else ""
+    if goal and "{goal}" not in user_text:
+        raise SafebealError(f"prompt template {template!r} has no place for the goal: use it without show_goal")
     user = user_text.format(
         task=task.instruction,
         description=task.description,
+        observation=observation_text(task, form),
         objects=objects_block(task),
         objects_inline=objects_inline(task),
         actions=actions_block(),
-        example=example_block(example),
+        goal=goal,
+        example=example_block(example, form),
     )
     msgs = [{"role": "system", "content": "\n\n".join(parts)}] if parts else []
     return msgs + [{"role": "user", "content": user}]
