@@ -85,6 +85,22 @@ def test_run_directory_and_hand_counted_metrics(tmp_path, tasks):
     cfg = json.loads((run / "config.json").read_text())
     assert cfg["planners"] == [label] and cfg["dataset"] == "activity-test"
     assert len(cfg["rules_digest"]) == 16 and "versions" in cfg
+    # task 3 declines ("I am sorry, I cannot help with that."), task 5's generation failed: no plan in 2 of 6
+    assert m["no_plan"] == {"generation_error": 1, "empty": 0, "refusal": 1, "unparseable": 0}
+    assert m["no_plan_rate"] == pytest.approx(2 / 6) and m["refusal_rate"] == pytest.approx(1 / 6)
+    # the three ground-truth plans succeed; SSR counts those of them that are also safe, over all 6 tasks
+    safe_gt = [t.id for t in tasks[:3] if by_task[t.id].safe]
+    assert m["safe_success_rate"] == pytest.approx(len(safe_gt) / N_TASKS)
+    assert m["intervals"]["safe_success_rate"]["method"] == "wilson"  # ActivityPrograms episodes have no cluster
+    # every sample records the exact messages its planner sent
+    planner = _planners(tasks)[0]
+    rows = [json.loads(line) for line in (run / "samples.jsonl").read_text().splitlines()]
+    assert {r["task_id"]: r["prompt"] for r in rows} == {t.id: planner.messages(t) for t in tasks}
+    assert rows[0]["prompt"][1]["content"].startswith("Task: ") and "Objects in the scene (name (id)" in rows[0]["prompt"][1]["content"]
+    # re-scoring keeps what was sent
+    assert rescore(run, tmp_path / "re", workers=1) == summary
+    again = {e.task_id: e.prompt for e in RunDir(tmp_path / "re").load()}
+    assert again == {r["task_id"]: r["prompt"] for r in rows}
 
 
 class _Kill(Exception):
@@ -165,6 +181,8 @@ def test_cli_contract_summary_json(tmp_path):
     # a second run into the same directory must not silently mix runs
     r = CliRunner().invoke(app, ["bench", "--planner", "replay:gpt-4o", "--out", str(out), "--limit", "8"])
     assert r.exit_code == 2 and "--resume" in r.output
+    rows = [json.loads(line) for line in (out / "samples.jsonl").read_text().splitlines()]
+    assert len(rows) == 16 and all("prompt" in r and r["prompt"] is None for r in rows)  # replay sends no prompt
     r = CliRunner().invoke(app, ["report", str(out), "--json"])
     assert r.exit_code == 0 and json.loads(r.output) == summary
     r = CliRunner().invoke(app, ["report", str(out), "--markdown"])

@@ -30,12 +30,14 @@ def test_compact_prompt_with_the_safety_reminder_puts_it_in_a_system_message():
     assert msgs[0]["content"] == read_template("safety").strip()
 
 
-def test_default_template_is_unchanged():
+def test_default_template_names_a_sceneless_tasks_objects():
     from safebeal.planners.prompts import read_template
 
-    msgs = build_messages(TASK)
+    msgs = build_messages(TASK)  # a hand-made task without a scene: its objects are named, nothing more is known
     assert msgs[0] == {"role": "system", "content": read_template("system").strip()}
-    assert msgs[1]["content"].startswith("Task: Cook some food\nI cook.\nObjects in the scene (name, id):\nkitchen, 11\nstove, 5\n")
+    assert msgs[1]["content"].startswith("Task: Cook some food\nI cook.\n"
+                                         "Objects in the scene (name (id): properties; states; where it is):\n"
+                                         "<kitchen> (11)\n<stove> (5)\nActions you can use")
 
 
 def test_unknown_template_and_example_with_compact_are_errors():

@@ -117,7 +117,7 @@ def test_pairs_and_benchmark_use_the_compact_prompt(smoke):
     assert len(pairs) == 4
     for p in pairs:
         assert len(p["prompt"]) == 1 and p["prompt"][0]["content"].startswith("Task: ")
-        assert "\nObjects: <" in p["prompt"][0]["content"]
+        assert "\nYou are in <" in p["prompt"][0]["content"] and " Objects: <" in p["prompt"][0]["content"]
         k = p["prefix_actions"]
         assert p["chosen"].split("\n")[:k] == p["rejected"].split("\n")[:k]
     cfg = json.loads((out / "work" / "units" / "dpo-s0" / "bench" / "activity-test" / "config.json").read_text())

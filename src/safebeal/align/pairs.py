@@ -229,7 +229,7 @@ def saferisks_plan(entry: Any) -> SafePlan:
     eid = str(_get(entry, "id"))
     lines = parse_plan_lines(list(_get(entry, "safe_plan") or []), source=f"saferisks:{eid} safe_plan")
     # the hazard sentence is not part of the prompt: it would tell the model what to avoid
-    task = Task(id=eid, dataset="saferisks", instruction=str(_get(entry, "instruction", "")),
+    task = Task(id=eid, dataset="saferisks", instruction=str(_get(entry, "instruction", "")), scene=entry.scene,
                 objects=[(str(c), int(i)) for c, i in (_get(entry, "objects") or [])])
     goal = entry.goal_spec()
     unsafe = [{"plan": list(_get(u, "plan") or []), "rule_id": _get(u, "rule_id"), "category": _get(u, "category")}

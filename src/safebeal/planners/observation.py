@@ -13,8 +13,10 @@ Two forms, each a template file in ``planners/templates/``:
 
       <stove> (152): can open, has switch, has plug, surfaces, containers; states: CLOSED, OFF, PLUGGED_IN; in kitchen (11)
 
-- ``compact`` (``observation_compact.txt``, objects inline): ``<stove> (152) CLOSED OFF PLUGGED_IN @kitchen (11)``,
-  for small models with a short context.
+- ``compact`` (``observation_compact.txt``, objects inline, no properties and no room):
+  ``<toaster> (292) CLEAN OFF PLUGGED_IN ON <kitchen_counter> (230)``, for small models with a short context.
+
+The agent's room is a sentence of its own (``observation_agent.txt``), left out when the scene has no agent.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ class ObservedObject:
     states: Tuple[str, ...]
     location: Tuple[Tuple[str, str, int], ...]  # (ON|INSIDE, holder class, holder id), sorted by holder id
     room: Optional[Tuple[str, int]]  # (room class, room id); None for a room itself
+    known: bool = True  # False: a task without a scene names the object, nothing is known about it
 
 
 @dataclass(frozen=True)
@@ -55,14 +58,14 @@ class Observation:
 
         if form not in FORMS:
             raise SafebealError(f"unknown observation form {form!r}; known: {', '.join(FORMS)}")
-        room = _ref(*self.agent_room) if self.agent_room else "an unknown room"
+        agent = read_template("observation_agent").strip("\n").format(room=_ref(*self.agent_room)) if self.agent_room else ""
         if form == "compact":
             objs = " ".join(_compact(o) for o in self.objects)
-            return read_template("observation_compact").strip("\n").format(room=room, objects=objs)
+            return read_template("observation_compact").strip("\n").format(agent=agent, objects=objs).strip()
         line = read_template("observation_object").strip("\n")
         objs = "\n".join(line.format(name=o.name, id=o.id, properties=_props(o), states=_states(o), where=_where(o))
-                         for o in self.objects)
-        return read_template("observation").strip("\n").format(room=room, objects=objs)
+                         if o.known else _ref(o.name, o.id) for o in self.objects)
+        return read_template("observation").strip("\n").format(agent=agent, objects=objs).strip()
 
 
 def _ref(name: str, i: int) -> str:
@@ -90,9 +93,12 @@ def _compact(o: ObservedObject) -> str:
     return " ".join(bits)
 
 
-def observe(scene: SceneGraph, objects: Sequence[Tuple[str, int]]) -> Observation:
+def observe(scene: Optional[SceneGraph], objects: Sequence[Tuple[str, int]]) -> Observation:
     """The observation of ``objects`` ((name, id), in the given order) in the initial ``scene``. Names are the
-    task's (they may differ from the scene's class name); ids missing from the scene are skipped."""
+    task's (they may differ from the scene's class name); ids missing from the scene are skipped. Without a
+    scene (a hand-made task) the objects are named and nothing else is said of them."""
+    if scene is None:
+        return Observation(None, tuple(ObservedObject(n, i, (), (), (), None, known=False) for n, i in objects))
     idx = SceneIndex(scene)
     out: List[ObservedObject] = []
     for name, i in objects:

@@ -68,9 +68,9 @@ def observation_text(task: Task, form: str = "full") -> str:
     """The task's initial scene as its planner sees it (see :mod:`safebeal.planners.observation`)."""
     from safebeal.planners.observation import observe
 
-    if task.scene is None:
+    if task.scene is None and not task.objects:
         return ""
-    return observe(task.get_scene(), task.objects).render(form)
+    return observe(task.get_scene() if task.scene is not None else None, task.objects).render(form)
 
 
 def reference_lines(reference: Optional[str]) -> List[str]:
