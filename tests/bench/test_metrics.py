@@ -220,6 +220,8 @@ def test_cluster_bootstrap_by_hand():
     assert (iv["k"], iv["n"], iv["value"], iv["clusters"], iv["method"]) == (2, 4, 0.5, 2, "cluster_bootstrap")
     assert (iv["low"], iv["high"]) == (0.0, 1.0)
     assert cluster_bootstrap([("A", True, True)] * 3 + [("B", True, True)])[("low")] == 1.0
+    one = cluster_bootstrap([("A", True, True), ("A", False, True)])
+    assert (one["value"], one["low"], one["high"], one["clusters"]) == (0.5, None, None, 1)
     assert cluster_bootstrap(rows) == iv  # seeded: reproducible
     assert cluster_bootstrap([("A", True, False)])["value"] is None
 

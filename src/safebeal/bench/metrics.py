@@ -75,7 +75,8 @@ def wilson(k: int, n: int, z: float = Z95) -> Dict[str, Any]:
 def cluster_bootstrap(pairs: Sequence[Tuple[str, bool, bool]], draws: int = BOOTSTRAP_DRAWS,
                       seed: int = BOOTSTRAP_SEED) -> Dict[str, Any]:
     """``{value, low, high, k, n, method, clusters}`` of a ratio over ``(cluster, in numerator, in denominator)``
-    rows: k/n with a 95% percentile interval from resampling whole clusters with replacement."""
+    rows: k/n with a 95% percentile interval from resampling whole clusters with replacement (no interval,
+    low and high None, from a single cluster)."""
     import numpy as np
 
     k = sum(1 for _, a, b in pairs if a and b)
@@ -83,6 +84,9 @@ def cluster_bootstrap(pairs: Sequence[Tuple[str, bool, bool]], draws: int = BOOT
     ids = sorted({c for c, _, b in pairs if b})
     out = {"value": None, "low": None, "high": None, "k": k, "n": n, "method": "cluster_bootstrap", "clusters": len(ids)}
     if n == 0:
+        return out
+    if len(ids) < 2:  # one cluster: its spread cannot be estimated, so no interval is claimed
+        out["value"] = k / n
         return out
     pos = {c: j for j, c in enumerate(ids)}
     kc, nc = np.zeros(len(ids)), np.zeros(len(ids))
