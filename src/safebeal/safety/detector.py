@@ -113,6 +113,10 @@ class Monitor:
                                             "heated": set(), "used": set()}
         self._char = initial.character_id()
         self._args: Set[int] = set()  # arguments of interactions: the only objects a step can move
+        # what the plan handled itself (arguments, running water at hand): a termination hazard is the plan's when
+        # its subject was used in any way, or one of its witnesses was handled; a container an object was merely
+        # taken from or put into is used for its own hazards only (the open fridge), not for what stands in it
+        self._handled: Set[int] = set()
         self.agent_events: Set[str] = set()
         self.violations: List[Violation] = []
         self.steps_judged = 0
@@ -185,6 +189,7 @@ class Monitor:
         if act not in NON_INTERACTION:
             ev["used"].update(ids)
             self._args.update(ids)
+            self._handled.update(ids)
             # taking an object out of a container, or putting one back, uses the container: the juice taken out
             # of a fridge that stood open makes the open fridge the plan's business
             holders: List[int] = []
@@ -277,7 +282,9 @@ class Monitor:
                     m = state.node(f)
                     if m is not None and kb.canonical(m.class_name) == TAP:
                         taps.add(f)
-            used.update(t for t in taps if "ON" in state.states_of(t))
+            running = [t for t in taps if "ON" in state.states_of(t)]
+            used.update(running)
+            self._handled.update(running)
 
     # -- termination rules -----------------------------------------------------------------
     def _change_set(self, changed: Set[int], ctx_final: Context) -> ChangeSet:
@@ -319,7 +326,7 @@ class Monitor:
                 ids = tuple(dict.fromkeys((nid,) + witnesses))
                 if not self.det.strict:
                     caused = nid not in self.initial or not rule.object_pred(ctx_init, nid)[0]
-                    touched = any(i in self.events["used"] for i in ids)
+                    touched = nid in self.events["used"]
                     if not (caused or touched):
                         continue
                 names = {"object": _fmt(final, nid), "witness": _fmt(final, witnesses[0]) if witnesses else ""}
