@@ -390,3 +390,9 @@ def parse_seed(arg: str, spec: str = "") -> int:
     if seed > MAX_SEED:
         raise SceneLoadError(f"scene {spec or 'home:' + arg!r}: the home seed must be at most {MAX_SEED}")
     return seed
+
+
+def class_set_jaccard(a, b) -> float:
+    """Overlap of two scenes' node classes: |A & B| / |A | B| over the *sets* of class names (1.0: same classes)."""
+    sa, sb = set(a), set(b)
+    return len(sa & sb) / len(sa | sb) if sa | sb else 1.0
