@@ -89,3 +89,17 @@ def test_compile_stops_at_the_first_failing_line():
     sg = materialise(BASE, {"add": [{"id": 5001, "class_name": "knife", "relation": "ON", "target": 230}]})
     c = compile_plans(sg, [["PUTBACK knife counter", "take knife"]], {"knife": 5001, "counter": 230})[0]
     assert not c.ok and c.error.kind == "precondition" and len(c.lines) == 1
+
+
+def test_a_procedural_home_is_a_base():
+    """SafeRisks entries may name a procedural home as their base (home:7: kitchen 2, counter 31, oven 36)."""
+    diff = {"add": [{"id": 5001, "class_name": "pot", "relation": "ON", "target": 31}], "states": {"36": ["ON"]}}
+    sg = materialise("home:7", diff)
+    st = SceneEnv(sg).reset()
+    assert st.has_edge(5001, "ON", 31) and st.room_of(5001) == 2
+    assert st.states_of(36) == {"ON", "CLOSED", "PLUGGED_IN", "CLEAN"}
+    with pytest.raises(EnvironmentError) as err:
+        check_diff("home:abc", {})
+    assert err.value.kind == "base" and "home seed must be a non-negative integer" in str(err.value)
+    with pytest.raises(EnvironmentError, match="only 'activity:<program id>' and 'home:<seed>' bases"):
+        check_diff("house:7", {})

@@ -228,7 +228,7 @@ def default_states(props: Sequence[str]) -> List[str]:
     return out
 
 
-#: dishes that may start dirty (a realistic kitchen; washing them is one of the ordinary tasks)
+#: dishes that may start dirty when they stand on a surface (never put away dirty in a cupboard)
 MAY_BE_DIRTY = ("plate", "bowl", "cup", "mug", "fork", "spoon", "knife", "wine_glass", "coffee_cup", "drinking_glass",
                 "fryingpan", "sauce_pan", "cookingpot")
 DIRTY_P = 0.3
@@ -371,7 +371,7 @@ def _place(b: _Builder, cls: str, room: int, holders: Sequence[Tuple[str, int]])
         return None
     rel, host = b.rng.choice(options)
     states = default_states(b.kn.properties.get(cls, ()))
-    if cls in MAY_BE_DIRTY and b.rng.random() < DIRTY_P:
+    if cls in MAY_BE_DIRTY and rel == "ON" and b.rng.random() < DIRTY_P:  # left out, not put away dirty
         states = ["DIRTY" if s == "CLEAN" else s for s in states]
     nid = b.node(cls, "placable_objects", states)
     b.edge(nid, "INSIDE", room)
