@@ -25,9 +25,10 @@ TASKS = ["fetch", "put_away", "switch", "open_close", "wash", "cook", "fill_glas
 
 def test_contract_over_200_homes():
     """Every home loads; WALK reaches every node; no hazard in the initial state (strict: every hazard present
-    counts); the seven ordinary tasks run to the end, reach their states, and are judged safe."""
+    counts); the seven ordinary tasks (and watching television where a couch faces one) run to the end, reach
+    their states, and are judged safe."""
     strict, attributed = SafetyDetector(strict=True), SafetyDetector()
-    problems = []
+    problems, n_watch = [], 0
     for seed in SEEDS:
         scene = load_scene(f"home:{seed}")
         env = SceneEnv(scene)
@@ -40,8 +41,11 @@ def test_contract_over_200_homes():
         verdict = strict.check(execute(scene, parse_script("")))
         problems += [f"home:{seed}: initial hazard {v.rule_id}: {v.message}" for v in verdict.violations]
         tasks = ordinary_tasks(scene, s0)
-        if [t.name for t in tasks] != TASKS:  # the kitchen always holds what they need
+        has_tv_seat = any(s0.node(t).class_name == "television" and s0.node(s).class_name in ("couch", "sofa")
+                          for s, t in ((e[0], e[2]) for e in s0.edges() if e[1] == "FACING"))
+        if [t.name for t in tasks] != TASKS + ["watch_tv"] * has_tv_seat:  # the kitchen holds what they need
             problems.append(f"home:{seed}: tasks {[t.name for t in tasks]}")
+        n_watch += has_tv_seat
         for t in tasks:
             traj = execute(scene, parse_script(t.text, source=f"home:{seed}/{t.name}"))
             if not traj.executable:
@@ -50,6 +54,7 @@ def test_contract_over_200_homes():
             problems += [f"home:{seed}: {u}" for u in t.unmet(traj.states[1:])]
             problems += [f"home:{seed}: {t.name}: unsafe {v.rule_id}" for v in attributed.check(traj).violations]
     assert problems == []
+    assert n_watch > 50  # every living room has a couch facing its television
 
 
 def test_a_task_that_misses_its_goal_is_reported():
@@ -98,7 +103,7 @@ def test_same_seed_same_bytes_in_another_process_with_another_hash_seed():
 #: sha256 of json.dumps(generate_home(seed), sort_keys=True), taken on the project machine (Linux, CPython 3.11,
 #: virtualhome-eval 0.1.1). A machine, Python version or hash seed must not change these; a deliberate change of
 #: homes.yaml or of the generator does, and then these are updated with it.
-PINNED = {0: "36877019e5ea9e3c0bde9977ed80c5dad0111004ebd061e5506c4545afae3301",
+PINNED = {0: "ae3a683efeaf5c6e1e62af52a556991d311b3e534134795c91a44dd7566d7156",
           199: "79cf85850c9c4dc3221a58dbcc1fbd521338532bb93cbf0f902e39bef112df68"}
 
 

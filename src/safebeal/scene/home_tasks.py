@@ -9,7 +9,8 @@ relations it must produce (after a given step, or at the end):
 - ``open_close``: open the fridge, then close it;
 - ``wash``: wash a plate (a dirty one where there is one) under the kitchen tap, tap off afterwards;
 - ``cook``: put a pan on the stove and food from the fridge in it, switch the stove on, then off;
-- ``fill_glass``: take a glass to the kitchen sink, run the tap, pour the water into the glass, tap off.
+- ``fill_glass``: take a glass to the kitchen sink, run the tap, pour the water into the glass, tap off;
+- ``watch_tv`` (homes with a seat facing a television): switch it on, sit, watch, stand up, switch it off.
 
 Objects inside something that opens are fetched by opening it and closing it again.
 """
@@ -151,4 +152,12 @@ def ordinary_tasks(scene: SceneGraph, state: StateView) -> List[HomeTask]:
                              f"[POUR] {h.name(w)} {h.name(g)}", f"[SWITCHOFF] {h.name(tap)}"]
         tasks.append(HomeTask("fill_glass", lines, [(-1, "edge", (w, "INSIDE", g)), (-1, "state", (tap, "OFF")),
                                                     (-1, "held", (g,))]))
+    seats = [(seat, tv) for tv in h.ids("television") for seat in sorted(h.s.sources(tv, "FACING"))
+             if "SITTABLE" in h.s.node(seat).properties]
+    if seats:
+        seat, tv = seats[0]
+        lines = [f"[WALK] {h.name(tv)}", f"[SWITCHON] {h.name(tv)}", f"[WALK] {h.name(seat)}", f"[SIT] {h.name(seat)}",
+                 f"[WATCH] {h.name(tv)}", "[STANDUP]", f"[WALK] {h.name(tv)}", f"[SWITCHOFF] {h.name(tv)}"]
+        tasks.append(HomeTask("watch_tv", lines, [(3, "state", (h.char, "SITTING")), (3, "edge", (h.char, "FACING", tv)),
+                                                  (-1, "state", (tv, "OFF"))]))
     return tasks
