@@ -41,7 +41,7 @@ def test_the_scan_sees_a_datasets_import(tmp_path):
 
 
 def test_registry_holds_the_sources():
-    assert SCENE_SOURCES.names() == ["activity", "home"]
+    assert SCENE_SOURCES.names() == ["activity", "file", "home"]
     assert split_spec("activity:628_2") == ("activity", "628_2")  # the id stays a string (int('628_2') == 6282)
     assert split_spec("home:7") == ("home", "7")
     assert split_spec("/tmp/a:b.json") == (None, "/tmp/a:b.json")
@@ -62,6 +62,7 @@ def test_home_scenes_are_cached_and_files_still_load(tmp_path):
     p.write_text(json.dumps(a.data))
     b = load_scene(str(p))
     assert b.data == json.loads(json.dumps(a.data)) and b is not a
+    assert load_scene(f"file:{p}") is b  # the same file, cached by path and mtime
 
 
 def test_unknown_activity_id():

@@ -4,7 +4,7 @@ A scene spec is ``<source>:<argument>`` for a registered source, or else a path 
 
 - ``activity:<program id>``: an ActivityPrograms initial graph (``activity:628_2``);
 - ``home:<seed>``: a procedural home (:mod:`safebeal.scene.homes`);
-- anything else: a JSON file, ``{"nodes", "edges"}`` or ``{"init_graph", "goal"?}``.
+- ``file:<path>``, or any other string: a JSON file, ``{"nodes", "edges"}`` or ``{"init_graph", "goal"?}``.
 
 Sources live in :data:`SCENE_SOURCES` (a :class:`safebeal.registry.Registry`); each entry is a function from the
 argument string to a :class:`SceneGraph`. The argument is passed as written (``628_2`` must not become an int),
@@ -42,6 +42,11 @@ def home_source(arg: str) -> SceneGraph:
     return hit
 
 
+@SCENE_SOURCES.register("file", help="file:<path> (or just the path): a scene JSON file, {nodes, edges} or {init_graph, goal?}")
+def file_source(arg: str, use_cache: bool = True) -> SceneGraph:
+    return load_scene_file(arg, use_cache=use_cache)
+
+
 def split_spec(spec: str):
     """``"home:7"`` -> ``("home", "7")``; a spec that names no registered source -> ``(None, spec)``."""
     name, sep, arg = spec.partition(":")
@@ -52,6 +57,6 @@ def split_spec(spec: str):
 
 def resolve(spec: str, use_cache: bool = True) -> SceneGraph:
     name, arg = split_spec(spec)
-    if name is None:
-        return load_scene_file(spec, use_cache=use_cache)
+    if name is None or name == "file":
+        return file_source(arg, use_cache=use_cache)
     return SCENE_SOURCES.get(name).factory(arg)
