@@ -35,9 +35,10 @@ def main(
 
 @scene_app.command("show")
 def scene_show(
-    scene: str = typer.Argument(..., help="activity:<program_id> or a scene JSON file"),
-    json_out: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
+    scene: str = typer.Argument(..., help="activity:<program_id>, home:<seed> (a procedural home) or a scene JSON file"),
+    json_out: bool = typer.Option(False, "--json", help="Print JSON instead of a table: the graph ('nodes', 'edges') plus 'rooms' and 'objects'."),
     all_objects: bool = typer.Option(False, "--all", help="Also list walls, floors, doors and other structure."),
+    png: Optional[Path] = typer.Option(None, "--png", help="Also draw the rooms and what is in them to this PNG file."),
 ) -> None:
     """Rooms, objects with ids and states."""
     from safebeal.scene import load_scene
@@ -57,9 +58,19 @@ def scene_show(
             continue
         room = st.room_of(n.id)
         objs.append({"id": n.id, "class_name": n.class_name, "room": rooms.get(room), "states": sorted(n.states)})
+    if png is not None:
+        from safebeal.scene.draw import draw_scene
+
+        try:
+            draw_scene(sg.data, png, title=scene, all_objects=all_objects)
+        except OSError as exc:
+            _fail(SafebealError(f"--png {png}: cannot write: {exc}"))
     if json_out:
-        print(json.dumps({"scene": scene, "rooms": rooms, "objects": objs}, indent=1))
+        graph = {"nodes": list(sg.data["nodes"]), "edges": list(sg.data["edges"])}
+        print(json.dumps({"scene": scene, "rooms": rooms, "objects": objs, **graph}, indent=1))
         return
+    if png is not None:
+        console.print(f"wrote {png}")
     console.print(f"[bold]{scene}[/]: {len(rooms)} rooms, {len(objs)} objects")
     t = Table("id", "object", "room", "states")
     for o in objs:
@@ -69,7 +80,7 @@ def scene_show(
 
 @app.command("check")
 def check(
-    scene: Optional[str] = typer.Option(None, "--scene", "-s", help="activity:<program_id> or a scene JSON file. Default: the shipped example's scene."),
+    scene: Optional[str] = typer.Option(None, "--scene", "-s", help="activity:<program_id>, home:<seed> or a scene JSON file. Default: the shipped example's scene."),
     plan: Optional[str] = typer.Option(None, "--plan", "-p", help="Plan file (one '[ACTION] <name> (id)' per line) or '-' for stdin. Default: the shipped example."),
     success: str = typer.Option("auto", "--success", help="Success definition: goal_spec, diff or auto (goal_spec when the scene has one)."),
     json_out: bool = typer.Option(False, "--json", help="Print the JSON record."),

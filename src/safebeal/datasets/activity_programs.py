@@ -9,16 +9,16 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Dict, List, Optional
 
 from safebeal.datasets.goals import DiffGoal, GoalSpec
 from safebeal.errors import SafebealError
-from safebeal.resources import PACKAGE_DATA, load_vh_json, vh_programs_root
+from safebeal.resources import PACKAGE_DATA, load_vh_json
 from safebeal.scene import Script, SceneGraph, execute, parse_script
-from safebeal.scene.graph import read_graph_json
+from safebeal.scene.programs import activity_graphs, pid_key, program_index, release_activity
 
 SPLIT_FILE = PACKAGE_DATA / "datasets" / "data" / "activity_split.json"
 SPLIT_SALT = "safebeal-activity-split-v1"
@@ -34,8 +34,6 @@ class Program:
     script_text: str
     script_path: Path
     graph_path: Path
-    _scene: Optional[SceneGraph] = field(default=None, repr=False)
-    _final: Optional[dict] = field(default=None, repr=False)
 
     @property
     def task(self) -> str:
@@ -45,20 +43,13 @@ class Program:
     def script(self) -> Script:
         return parse_script(self.script_text, source=str(self.script_path))
 
-    def _load(self) -> None:
-        init, final, _ = read_graph_json(self.graph_path)
-        self._scene = SceneGraph(init, source=f"activity:{self.id}")
-        self._final = final
-
     def scene(self) -> SceneGraph:
-        if self._scene is None:
-            self._load()
-        return self._scene
+        """The initial scene: the same object ``load_scene("activity:<id>")`` returns (loaded by ``safebeal.scene``)."""
+        return activity_graphs(self.id)[0]
 
     def release(self) -> None:
         """Drop the loaded graphs (reloaded on demand): a pass over many programs need not hold every scene."""
-        self._scene = None
-        self._final = None
+        release_activity(self.id)
 
     @property
     def init_graph(self) -> dict:
@@ -66,9 +57,7 @@ class Program:
 
     @property
     def final_graph(self) -> dict:
-        if self._scene is None:
-            self._load()
-        return self._final
+        return activity_graphs(self.id)[1]
 
     @property
     def goal_spec(self) -> Optional[GoalSpec]:
@@ -92,20 +81,9 @@ def _read_program_file(path: Path) -> tuple[str, str, str]:
     return title, desc, "\n".join(script_lines)
 
 
-@lru_cache(maxsize=1)
-def _index() -> Dict[str, tuple[Path, Path]]:
-    root = vh_programs_root()
-    scripts = {p.stem[len("file"):]: p for p in (root / "executable_programs").rglob("file*.txt")}
-    graphs = {p.stem[len("file"):]: p for p in (root / "init_and_final_graphs").rglob("file*.json")}
-    missing = sorted(set(scripts) ^ set(graphs))
-    if missing:
-        raise SafebealError(f"{root}: programs without a graph or graphs without a program: {missing[:5]}")
-    return {pid: (scripts[pid], graphs[pid]) for pid in sorted(scripts, key=_pid_key)}
-
-
-def _pid_key(pid: str):
-    a, _, b = pid.partition("_")
-    return (int(a), int(b or 0)) if a.isdigit() else (10**9, 0)
+#: the program index and id order live in the scene layer (it loads ``activity:<id>`` scenes itself)
+_index = program_index
+_pid_key = pid_key
 
 
 _PROGRAMS: Dict[str, Program] = {}

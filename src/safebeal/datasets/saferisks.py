@@ -66,7 +66,7 @@ class EnvironmentDiff(_Model):
 
 
 class Environment(_Model):
-    base: str  # "activity:<program id>"
+    base: str  # "activity:<program id>" or "home:<seed>"
     diff: EnvironmentDiff = Field(default_factory=EnvironmentDiff)
 
 

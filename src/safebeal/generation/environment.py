@@ -111,9 +111,13 @@ def vh_knowledge() -> VHKnowledge:
 
 
 # -- base scenes --------------------------------------------------------------------------------------------
+BASE_SOURCES = ("activity", "home")
+
+
 def load_base(base: str) -> SceneGraph:
-    if not base.startswith("activity:"):
-        raise EnvironmentError("base", f"base scene {base!r}: only 'activity:<program id>' bases are supported")
+    """A base scene: ``activity:<program id>`` or a procedural home ``home:<seed>``."""
+    if base.partition(":")[0] not in BASE_SOURCES or ":" not in base:
+        raise EnvironmentError("base", f"base scene {base!r}: only 'activity:<program id>' and 'home:<seed>' bases are supported")
     try:
         return load_scene(base)
     except SafebealError as exc:

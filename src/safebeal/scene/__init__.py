@@ -1,6 +1,7 @@
 """The scene adapter: the only part of safebeal that touches the VirtualHome simulator.
 
-- :func:`load_scene` -> :class:`SceneGraph` (cached; ``activity:<id>`` or a JSON path)
+- :func:`load_scene` -> :class:`SceneGraph` (cached; ``activity:<id>``, ``home:<seed>`` or a JSON path: the
+  sources in :mod:`safebeal.scene.sources`; procedural homes: :mod:`safebeal.scene.homes`)
 - :func:`parse_script` -> :class:`Script` of :class:`ScriptLine`
 - :class:`SceneEnv` (reset / step / state / info) and :func:`execute` -> :class:`Trajectory`
 - :class:`StateView`: typed read-only view of a state

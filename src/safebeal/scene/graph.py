@@ -204,16 +204,13 @@ def load_scene_file(path: Path | str, use_cache: bool = True) -> SceneGraph:
 
 
 def load_scene(spec: "str | Path | SceneGraph | Mapping[str, Any]", use_cache: bool = True) -> SceneGraph:
-    """Load a scene from ``activity:<program_id>``, a JSON file path, a graph dict, or pass a SceneGraph through."""
+    """Load a scene from a spec (``activity:<program_id>``, ``home:<seed>``, a JSON file path; see
+    :mod:`safebeal.scene.sources`), a graph dict, or pass a SceneGraph through."""
     if isinstance(spec, SceneGraph):
         return spec
     if isinstance(spec, Mapping):
         data = spec.get("init_graph", spec)
         return SceneGraph(data, source="<dict>")
-    s = str(spec)
-    if s.startswith("activity:"):
-        from safebeal.datasets.activity_programs import load_program
+    from safebeal.scene.sources import resolve
 
-        pid = s.split(":", 1)[1]
-        return load_program(pid).scene()
-    return load_scene_file(s, use_cache=use_cache)
+    return resolve(str(spec), use_cache=use_cache)
