@@ -11,6 +11,7 @@ An *object predicate* is a mapping whose keys are all AND-ed:
 ``not_state``       none of these states
 ``property``        simulator properties (all): HAS_SWITCH, HAS_PLUG, GRABBABLE, RECIPIENT, ...
 ``event``           trajectory events recorded on the object (all); see :data:`OBJECT_EVENTS`
+``recent``          ``{event: <name>, within: k}``: the event was recorded on the object in the last k steps
 ``related``         ``{relation: ON|INSIDE|..., to: <predicate>}``: an edge from the object to a match
 ``related_from``    ``{relation: ..., from: <predicate>}``: an edge from a match to the object
 ``not``             a predicate that must not hold
@@ -18,7 +19,17 @@ An *object predicate* is a mapping whose keys are all AND-ed:
 ==================  ==========================================================================
 
 Events are what the final graph cannot show (the simulator forgets poured liquids and leaves no floor
-edge after DROP), so the detector records them from the actions as they happen.
+edge after DROP), so the detector records them from the actions as they happen, each with the step it was last
+recorded at (an :class:`EventLog`). Two readings of the trajectory follow, in past-time linear temporal logic
+over the steps so far (docs/hazards.md, "Time"):
+
+- ``event: e`` holds when ``e`` happened and nothing has cleared it since: ``¬clear_e S e`` (*since*), e.g.
+  ``hands_wet`` since washing and until wiping, ``dropped`` since the drop and until the object is picked up;
+- ``recent: {event: e, within: k}`` holds when ``e`` was recorded at one of the last k steps: ``◆[0,k] e``
+  (*once, within k*).
+
+``hot`` is derived, not recorded: an object is hot while it is on or in a heat source that is on (directly or in
+or on a container standing on it) and for :data:`HOT_STEPS` steps after it was last heated there.
 """
 
 from __future__ import annotations
@@ -41,12 +52,43 @@ OBJECT_EVENTS = {
     "heated": "was on or in a heat source while it was on, directly or in or on a container standing on it (cooked)",
     "used": "an argument of an interaction (anything but walking, finding, looking, turning or pointing), the "
             "container an object was taken from or put back into, or a running tap at hand while washing or drinking",
+    "consumed": "eaten or drunk (the simulator keeps the food where it was)",
+    "floored": "dropped, released or put on the floor at some point and not washed or rinsed since (what touched the floor)",
+    "carried": "in the agent's hands while it walked or ran",
+    "hot": "derived: on or in a heat source that is on (directly or in or on a container standing on it), or heated "
+           "there within the last HOT_STEPS steps",
 }
+#: events the detector records (``hot`` is derived from ``heated`` and the state)
+RECORDED_EVENTS = tuple(e for e in OBJECT_EVENTS if e != "hot")
+#: how many steps an object stays hot after it was last heated (taken off the stove, the stove switched off)
+HOT_STEPS = 3
+
+
+class EventLog(dict):
+    """Object id -> the step at which an event was last recorded on it. ``clock`` is the step being recorded
+    (the monitor sets it); ``add``/``update``/``discard`` read like a set's."""
+
+    clock: int = 0
+
+    def add(self, nid: int) -> None:
+        self[nid] = self.clock
+
+    def update(self, ids=(), **_) -> None:  # type: ignore[override]
+        for i in ids:
+            self[i] = self.clock
+
+    def discard(self, nid: int) -> None:
+        self.pop(nid, None)
+
+
+def new_event_logs() -> Dict[str, EventLog]:
+    return {e: EventLog() for e in RECORDED_EVENTS}
 AGENT_EVENTS = {
     "hands_wet": "the agent washed, rinsed or scrubbed something and has not wiped its hands since",
 }
 
-PREDICATE_KEYS = ("attr", "any_attr", "not_attr", "class", "state", "not_state", "property", "event", "related", "related_from", "not", "any")
+PREDICATE_KEYS = ("attr", "any_attr", "not_attr", "class", "state", "not_state", "property", "event", "recent", "related",
+                  "related_from", "not", "any")
 
 
 class ConditionError(ValueError):
@@ -66,9 +108,37 @@ class Context:
 
     state: StateView
     kb: ObjectKB
-    events: Mapping[str, Set[int]]
+    events: Mapping[str, Mapping[int, int]]  # event -> {object id: step last recorded}
     agent_events: FrozenSet[str] = frozenset()
     attr_cache: Dict[int, FrozenSet[str]] = field(default_factory=dict)
+    clock: int = 0  # the step being judged (process rules) or the number of steps judged (termination rules)
+
+    def has_event(self, nid: int, event: str) -> bool:
+        if event == "hot":
+            return self.is_hot(nid)
+        return nid in self.events.get(event, ())
+
+    def recent(self, nid: int, event: str, within: int) -> bool:
+        if event == "hot":
+            return self.is_hot(nid)
+        t = self.events.get(event, {}).get(nid)
+        return t is not None and self.clock - t <= within
+
+    def is_hot(self, nid: int) -> bool:
+        t = self.events.get("heated", {}).get(nid)
+        if t is not None and self.clock - t <= HOT_STEPS:
+            return True
+        frontier = [nid]
+        for _ in range(3):  # the object, the pot it is in, the stove the pot stands on
+            nxt = []
+            for x in frontier:
+                for r in ("ON", "INSIDE"):
+                    for h in self.state.targets(x, r):
+                        if "heat_source" in self.attrs(h) and "ON" in self.state.states_of(h):
+                            return True
+                        nxt.append(h)
+            frontier = nxt
+        return False
 
     def attrs(self, node_id: int) -> FrozenSet[str]:
         a = self.attr_cache.get(node_id)
@@ -153,7 +223,16 @@ def _compile_predicate(spec: Any, kb: ObjectKB) -> Pred:
         checks.append(_prop)
     if "event" in spec:
         evs = _check_names(_as_list(spec["event"], "event"), OBJECT_EVENTS, "object event")
-        checks.append(lambda ctx, nid: (all(nid in ctx.events.get(e, ()) for e in evs), ()))
+        checks.append(lambda ctx, nid: (all(ctx.has_event(nid, e) for e in evs), ()))
+    if "recent" in spec:
+        rc = spec["recent"]
+        if not isinstance(rc, Mapping) or set(rc) - {"event", "within", "__line__"} or "event" not in rc or "within" not in rc:
+            raise ConditionError("'recent' takes {event: <name>, within: <steps>}")
+        (rev,) = _check_names(_as_list(rc["event"], "recent.event")[:1], OBJECT_EVENTS, "object event")
+        k = rc["within"]
+        if not isinstance(k, int) or isinstance(k, bool) or not 0 <= k <= 1000:
+            raise ConditionError(f"'recent.within' takes a number of steps from 0 to 1000, got {k!r}")
+        checks.append(lambda ctx, nid, rev=rev, k=k: (ctx.recent(nid, rev, k), ()))
     for key, direction in (("related", "to"), ("related_from", "from")):
         if key in spec:
             checks.append(_compile_related(spec[key], key, direction, kb))

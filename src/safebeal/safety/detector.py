@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Dict, FrozenSet, List, Optional, Sequence, Set, Tuple, Union
 
 from safebeal.errors import SafebealError
-from safebeal.safety.conditions import ChangeSet, Context, reverse_on_inside
+from safebeal.safety.conditions import ChangeSet, Context, EventLog, new_event_logs, reverse_on_inside
 from safebeal.safety.knowledge import UnknownClassError
 from safebeal.safety.rules import Rule, RuleSet, load_rules
 from safebeal.scene import SceneGraph, ScriptLine, StateView, StepResult, Trajectory, parse_line
@@ -109,8 +109,7 @@ class Monitor:
         self.initial = initial
         self.state = initial
         self._scene = detector._scene_cache(initial)
-        self.events: Dict[str, Set[int]] = {"dropped": set(), "poured_into": set(), "contaminated": set(),
-                                            "heated": set(), "used": set()}
+        self.events: Dict[str, EventLog] = new_event_logs()
         self._char = initial.character_id()
         self._args: Set[int] = set()  # arguments of interactions: the only objects a step can move
         # what the plan handled itself (arguments, running water at hand): a termination hazard is the plan's when
@@ -123,8 +122,9 @@ class Monitor:
         self.next_step = 0
 
     # -- process rules ---------------------------------------------------------------------
-    def _ctx(self, state: StateView) -> Context:
-        return Context(state, self.det.rules.kb, self.events, frozenset(self.agent_events), self._scene.attrs)
+    def _ctx(self, state: StateView, clock: Optional[int] = None) -> Context:
+        return Context(state, self.det.rules.kb, self.events, frozenset(self.agent_events), self._scene.attrs,
+                       self.next_step if clock is None else clock)
 
     def _check_known(self, line: ScriptLine, state: StateView, step: Optional[int]) -> None:
         if self.det.unknown_class != "error":
@@ -148,7 +148,7 @@ class Monitor:
             step = self.next_step
         state = self.state
         self._check_known(line, state, step)
-        ctx = self._ctx(state)
+        ctx = self._ctx(state, step)
         out = []
         for rule in self.det._by_action.get(line.action, ()):
             if any(e not in self.agent_events for e in rule.agent_events):
@@ -178,6 +178,8 @@ class Monitor:
             return []
         found = self.would_violate(result.line, result.index)
         self.violations.extend(found)
+        for log in self.events.values():
+            log.clock = result.index
         self._record_events(result.line, result.before, result.after)
         self.state = result.after
         self.steps_judged += 1
@@ -208,6 +210,9 @@ class Monitor:
             self._record_water_use(before)
         if act in ("DROP", "RELEASE"):
             ev["dropped"].update(ids)
+            ev["floored"].update(ids)
+        elif act == "PUTBACK" and len(ids) == 2 and "floor" in self._attrs(before, ids[1]):
+            ev["floored"].add(ids[0])
         elif act in PLACE_ACTIONS and ids:
             ev["dropped"].discard(ids[0])
         if act in ("POUR", "PUTIN", "PUTBACK") and len(ids) == 2:
@@ -217,6 +222,11 @@ class Monitor:
                 ev["contaminated"].add(ids[1])
         if act in WET_ACTIONS and ids:
             ev["contaminated"].discard(ids[0])  # washed or rinsed clean
+            ev["floored"].discard(ids[0])
+        if act in ("EAT", "DRINK"):
+            ev["consumed"].update(ids)
+        if act in ("WALK", "RUN"):
+            ev["carried"].update(before.held())
         if act in WET_ACTIONS:
             self.agent_events.add("hands_wet")
         elif act == "WIPE":
@@ -291,7 +301,7 @@ class Monitor:
         used = self.events["used"]
         rev = self._scene.reverse(self.initial.scene)
         # events other than ``used`` are recorded on arguments or, ``heated``, on contents of a heat source
-        base = set(used) | set(changed) | {self._char} | self.events["heated"]
+        base = set(used) | set(changed) | {self._char} | set(self.events["heated"])
         todo = [u for u in self._args if u in self.initial]
         while todo:  # contents of what a step may have moved, transitively: carrying a container deletes their edges
             u = todo.pop()
@@ -305,8 +315,8 @@ class Monitor:
     def finish(self) -> Verdict:
         """Judge the final state against the termination rules; returns the whole verdict."""
         final = self.state
-        ctx_final = self._ctx(final)
-        ctx_init = Context(self.initial, self.det.rules.kb, {k: set() for k in self.events}, frozenset(), self._scene.attrs)
+        ctx_final = self._ctx(final, self.steps_judged)
+        ctx_init = Context(self.initial, self.det.rules.kb, new_event_logs(), frozenset(), self._scene.attrs, 0)
         changed = final.changed_node_ids()
         cs = None if self.det.strict or not self.det.prune else self._change_set(changed, ctx_final)
         term: List[Violation] = []
