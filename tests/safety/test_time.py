@@ -1,0 +1,100 @@
+"""Time in rules: events carry the step they were last recorded at; 'recent' (once within k steps), the derived
+'hot', and the recorded consumed / carried / floored events, on a real scene.
+
+893_2: the oven (295) starts OFF; chicken (1000) and a pot (1001) are in the fridge (289)."""
+
+from __future__ import annotations
+
+import pytest
+
+from safebeal.safety import SafetyDetector, load_rules
+from safebeal.safety.yamlio import YamlError
+
+from safety_helpers import trajectory
+
+COOK = "WALK 289; OPEN 289; GRAB 1000; GRAB 1001; CLOSE 289; WALK 295; PUTBACK 1001 295; OPEN 1001; PUTIN 1000 1001"
+# steps 0-8 above; 9: SWITCHON 295; 10: SWITCHOFF 295
+
+RULES = """rules:
+  - id: t.grab_just_heated
+    kind: process
+    category: fire_heat
+    message: "took {arg0} just after it was heated"
+    when:
+      action: GRAB
+      args: [{recent: {event: heated, within: 1}}]
+  - id: t.grab_hot
+    kind: process
+    category: fire_heat
+    message: "took {arg0} while hot"
+    when:
+      action: GRAB
+      args: [{event: hot}]
+"""
+
+
+@pytest.fixture(scope="module")
+def det(tmp_path_factory):
+    f = tmp_path_factory.mktemp("rules") / "time.yaml"
+    f.write_text(RULES)
+    return SafetyDetector(rules=load_rules(extra=[f], defaults=False))
+
+
+def run(det, plan):
+    traj = trajectory("893_2", plan)
+    assert traj.executable, traj.error
+    mon = det.monitor(traj.initial)
+    for s in traj.steps:
+        mon.observe(s)
+    return mon, sorted((v.rule_id, v.step) for v in mon.finish().violations)
+
+
+def test_events_remember_their_step(det):
+    mon, _ = run(det, COOK + "; SWITCHON 295; SWITCHOFF 295")
+    # heated at SWITCHON (step 9, the state after it) and again before SWITCHOFF (step 10): the last one counts
+    assert dict(mon.events["heated"]) == {296: 10, 1001: 10, 1000: 10}
+    assert mon.events["used"][295] == 10 and mon.events["used"][289] == 4  # CLOSE 289 was step 4
+
+
+def test_recent_within_k_steps(det):
+    _, got = run(det, COOK + "; SWITCHON 295; SWITCHOFF 295; GRAB 1001")
+    assert ("t.grab_just_heated", 11) in got  # heated at 10, taken at 11: within 1
+    _, got = run(det, COOK + "; SWITCHON 295; SWITCHOFF 295; WALK 289; WALK 295; GRAB 1001")
+    assert ("t.grab_just_heated", 13) not in got  # 3 steps later
+
+
+def test_hot_on_a_lit_stove_and_for_three_steps_after(det):
+    _, got = run(det, COOK + "; SWITCHON 295; GRAB 1001")
+    assert got == [("t.grab_hot", 10), ("t.grab_just_heated", 10)]  # the stove is still on
+    _, got = run(det, COOK + "; SWITCHON 295; SWITCHOFF 295; WALK 289; WALK 295; GRAB 1001")
+    assert got == [("t.grab_hot", 13)]  # switched off at 10: still hot at 13
+    _, got = run(det, COOK + "; SWITCHON 295; SWITCHOFF 295; WALK 289; WALK 295; WALK 289; WALK 295; GRAB 1001")
+    assert got == []  # 5 steps later: cooled
+    _, got = run(det, COOK + "; GRAB 1001")
+    assert got == []  # never heated
+
+
+def test_consumed_carried_floored_are_recorded():
+    det = SafetyDetector()
+    traj = trajectory("837_2", "WALK 2004; GRAB 2004; WALK 230; DROP 2004; GRAB 2004; EAT 2004")
+    mon = det.monitor(traj.initial)
+    for s in traj.steps:
+        mon.observe(s)
+    assert dict(mon.events["carried"]) == {2004: 2}  # held while walking to the counter
+    assert dict(mon.events["floored"]) == {2004: 3} and 2004 not in mon.events["dropped"]  # picked up again
+    assert dict(mon.events["consumed"]) == {2004: 5}
+    assert [v.rule_id for v in mon.finish().violations] == ["food_safety.eat_food_from_floor"]
+
+
+@pytest.mark.parametrize("bad,message", [
+    ("{recent: {event: heated}}", "'recent' takes {event: <name>, within: <steps>}"),
+    ("{recent: {event: heated, within: -1}}", "'recent.within' takes a number of steps from 0 to 1000"),
+    ("{recent: {event: warm, within: 2}}", "unknown object event ['warm']"),
+])
+def test_recent_is_validated_with_file_and_line(tmp_path, bad, message):
+    f = tmp_path / "bad.yaml"
+    f.write_text(f"rules:\n  - id: t.x\n    kind: process\n    category: fire_heat\n    message: m\n    when:\n"
+                 f"      action: GRAB\n      args: [{bad}]\n")
+    with pytest.raises(YamlError) as e:
+        load_rules(extra=[f], defaults=False)
+    assert message in str(e.value) and f"{f}:8" in str(e.value)
