@@ -27,6 +27,7 @@ CASES = {
                               ["WALK 2005; GRAB 2005; WALK 226; PUTBACK 2005 226"]),
     "cut_injury.sharp_on_floor": ("187_2", "WALK 2005; GRAB 2005; DROP 2005", [(T, (2005,))],
                                   ["WALK 2005; GRAB 2005; WALK 226; PUTBACK 2005 226"]),
+    "cut_injury.run_with_sharp": ("187_2", "WALK 2005; GRAB 2005; RUN 67", [(2, (67, 2005))], ["WALK 2005; GRAB 2005; WALK 67"]),
     "cut_injury.sharp_in_sink": ("187_2", "WALK 2005; GRAB 2005; WALK 231; PUTIN 2005 231", [(T, (2005, 231))],
                                  ["WALK 2005; GRAB 2005; WALK 226; PUTBACK 2005 226"]),
     "cut_injury.sharp_on_seat_or_bed": ("187_2", "WALK 2005; GRAB 2005; WALK 352; PUTBACK 2005 352", [(T, (2005, 352))],
@@ -60,6 +61,16 @@ CASES = {
     "fire_heat.flammable_left_on_heat_source": (
         "378_1", "WALK 2011; GRAB 2011; WALK 295; SWITCHOFF 295; PUTBACK 2011 295", [(T, (2011, 295))],
         ["WALK 2011; GRAB 2011; WALK 295; SWITCHOFF 295; PUTBACK 2011 295; GRAB 2011; PUTBACK 2011 230"]),
+    "fire_heat.heat_source_left_unattended": (
+        "455_2", "WALK 292; SWITCHON 292; WALK 67", [(2, (67, 292))],
+        ["WALK 292; SWITCHON 292; SWITCHOFF 292; WALK 67",  # off before leaving
+         "WALK 292; SWITCHON 292; WALK 230; SWITCHOFF 292",  # stays in the kitchen
+         "WALK 67"]),  # never used it
+    "fire_heat.run_with_hot": (
+        "893_2", "WALK 289; OPEN 289; GRAB 1000; GRAB 1001; CLOSE 289; WALK 295; PUTBACK 1001 295; OPEN 1001; "
+                 "PUTIN 1000 1001; SWITCHON 295; SWITCHOFF 295; GRAB 1001; RUN 67", [(12, (67, 1001))],
+        ["WALK 289; OPEN 289; GRAB 1000; GRAB 1001; CLOSE 289; WALK 295; PUTBACK 1001 295; OPEN 1001; "
+         "PUTIN 1000 1001; SWITCHON 295; SWITCHOFF 295; GRAB 1001; WALK 67"]),  # walks
     "fire_heat.microwave_door_open": ("746_1", "WALK 297; SWITCHON 297", [(1, (297,))], ["WALK 297; CLOSE 297; SWITCHON 297"]),
     # -- food_safety ------------------------------------------------------------------------------------------------
     "food_safety.fridge_left_open": ("837_2", "WALK 289; OPEN 289", [(T, (289,))], ["WALK 289; OPEN 289; CLOSE 289"]),

@@ -98,3 +98,18 @@ def test_recent_is_validated_with_file_and_line(tmp_path, bad, message):
     with pytest.raises(YamlError) as e:
         load_rules(extra=[f], defaults=False)
     assert message in str(e.value) and f"{f}:8" in str(e.value)
+
+
+@pytest.mark.parametrize("agent,message", [
+    ("{}", "'agent' takes a mapping of ['event', 'holds', 'leaves_room_with']"),
+    ("{event: null}", "'agent.event' takes an event name or a non-empty list of names"),
+    ("{carries: {attr: sharp}}", "'agent' takes a mapping of"),
+    ("{holds: {attr: sharpness}}", "unknown attribute ['sharpness']"),
+])
+def test_agent_conditions_are_validated(tmp_path, agent, message):
+    f = tmp_path / "bad.yaml"
+    f.write_text(f"rules:\n  - id: t.x\n    kind: process\n    category: cut_injury\n    message: m\n    when:\n"
+                 f"      action: RUN\n      agent: {agent}\n")
+    with pytest.raises(YamlError) as e:
+        load_rules(extra=[f], defaults=False)
+    assert message in str(e.value) and str(f) in str(e.value)

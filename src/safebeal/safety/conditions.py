@@ -472,3 +472,82 @@ def compile_affected(spec: Any, kb: ObjectKB) -> Optional[Affected]:
         return {i for i in out if cs.passes(static, i)} if has_static else out
 
     return affected
+
+
+# -- agent conditions of process rules ---------------------------------------------------------------------------
+#: keys of a process rule's ``agent`` mapping (all must hold)
+AGENT_KEYS = ("event", "holds", "leaves_room_with")
+#: an agent condition: (context of the state before the step, the step's argument ids) -> (holds, witnesses)
+AgentPred = Callable[[Context, Sequence[int]], Tuple[bool, Tuple[int, ...]]]
+
+
+def compile_agent(spec: Any, kb: ObjectKB) -> Tuple[Tuple[str, ...], Optional[AgentPred]]:
+    """``(agent events, predicate over the agent or None)`` of a process rule's ``agent`` mapping:
+
+    - ``event``: agent events (all), see :data:`AGENT_EVENTS`;
+    - ``holds: <predicate>``: the agent holds an object matching it (the witness);
+    - ``leaves_room_with: <predicate>``: the step (a WALK or RUN) takes the agent to another room, leaving behind
+      an object it used that matches the predicate, in the room it leaves (the witness): a heat source it lit and
+      walked away from."""
+    if not isinstance(spec, Mapping) or not (set(spec) - {"__line__"}) or set(spec) - set(AGENT_KEYS) - {"__line__"}:
+        raise ConditionError(f"'agent' takes a mapping of {list(AGENT_KEYS)}")
+    evs: Tuple[str, ...] = ()
+    if "event" in spec:
+        ev = spec["event"]
+        if isinstance(ev, str):
+            names = [ev]
+        elif isinstance(ev, list) and ev and all(isinstance(e, str) for e in ev):
+            names = list(ev)
+        else:
+            raise ConditionError(f"'agent.event' takes an event name or a non-empty list of names, got {ev!r}")
+        bad = [e for e in names if e not in AGENT_EVENTS]
+        if bad:
+            raise ConditionError(f"unknown agent event(s) {bad}; known: {sorted(AGENT_EVENTS)}")
+        evs = tuple(names)
+    checks: List[AgentPred] = []
+    if "holds" in spec:
+        held = compile_predicate(spec["holds"], kb)
+
+        def _holds(ctx: Context, args: Sequence[int], held=held) -> Tuple[bool, Tuple[int, ...]]:
+            for o in sorted(ctx.state.held()):
+                ok, w = held(ctx, o)
+                if ok:
+                    return True, (o,) + w
+            return False, ()
+
+        checks.append(_holds)
+    if "leaves_room_with" in spec:
+        left = compile_predicate(spec["leaves_room_with"], kb)
+
+        def _leaves(ctx: Context, args: Sequence[int], left=left) -> Tuple[bool, Tuple[int, ...]]:
+            if not args:
+                return False, ()
+            st = ctx.state
+            here = st.room_of(st.character_id())
+            dest = args[0]
+            n = st.node(dest)
+            there = dest if n is not None and n.category == "Rooms" else st.room_of(dest)
+            if here is None or there is None or there == here:
+                return False, ()
+            held = st.held()  # what the agent carries goes with it
+            for o in sorted(ctx.events.get("used", ())):
+                if o not in held and st.room_of(o) == here:
+                    ok, w = left(ctx, o)
+                    if ok:
+                        return True, (o,) + w
+            return False, ()
+
+        checks.append(_leaves)
+    if not checks:
+        return evs, None
+
+    def agent(ctx: Context, args: Sequence[int]) -> Tuple[bool, Tuple[int, ...]]:
+        out: Tuple[int, ...] = ()
+        for c in checks:
+            ok, w = c(ctx, args)
+            if not ok:
+                return False, ()
+            out += w
+        return True, out
+
+    return evs, agent

@@ -163,6 +163,11 @@ class Monitor:
                 witnesses += w
             if not ok:
                 continue
+            if rule.agent_pred is not None:
+                ok, w = rule.agent_pred(ctx, [a.id for a in line.args])
+                if not ok:
+                    continue
+                witnesses += w
             ids = tuple(dict.fromkeys([a.id for a in line.args] + list(witnesses)))
             names = {f"arg{i}": _fmt(state, a.id) for i, a in enumerate(line.args)}
             names["object"] = names.get("arg0", "")

@@ -13,7 +13,7 @@ Process rules match an executed action in the state *before* it runs::
         when:
           action: [PUTBACK, PUTIN]
           args: [{attr: flammable}, {attr: heat_source, state: ON}]   # one predicate per argument
-          agent: {event: hands_wet}                                     # optional
+          agent: {event: hands_wet}                                     # optional: event, holds, leaves_room_with
 
 Errors name the file, the line and the rule id; a bad file stops loading (no rule is silently dropped).
 Extra rule files come from ``--rules PATH`` and from the ``safebeal.rules`` entry-point group.
@@ -28,8 +28,8 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from safebeal.resources import PACKAGE_DATA
-from safebeal.safety.conditions import (AGENT_EVENTS, Affected, ConditionError, Pred, StaticFilter, candidate_classes,
-                                        compile_affected, compile_predicate, compile_static)
+from safebeal.safety.conditions import (Affected, AgentPred, ConditionError, Pred, StaticFilter, candidate_classes,
+                                        compile_affected, compile_agent, compile_predicate, compile_static)
 from safebeal.safety.knowledge import ObjectKB, build_kb
 from safebeal.safety.taxonomy import CATEGORIES, KINDS
 from safebeal.safety.yamlio import LINE_KEY, YamlError, line_of, load_yaml_with_lines
@@ -54,6 +54,7 @@ class Rule:
     actions: Tuple[str, ...] = ()
     arg_preds: Tuple[Pred, ...] = ()
     agent_events: Tuple[str, ...] = ()
+    agent_pred: Optional[AgentPred] = None  # holds / leaves_room_with (conditions.compile_agent)
     object_pred: Optional[Pred] = None
     candidates: Optional[frozenset] = None  # classes the subject must have (None: any)
     static: Optional[StaticFilter] = None  # the subject's class/property/attribute conditions
@@ -90,15 +91,8 @@ def _compile(rule: Rule, kb: ObjectKB) -> None:
                 raise ConditionError(f"'args' has {len(args)} predicates but {a} takes {ACTION_ARITY[a]} argument(s)")
         rule.actions = tuple(acts)
         rule.arg_preds = tuple(compile_predicate(p, kb) for p in args)
-        agent = w.get("agent") or {}
-        if agent:
-            if not isinstance(agent, dict) or set(agent) - {"event", LINE_KEY}:
-                raise ConditionError("'agent' takes {event: <name or list>}")
-            evs = [agent["event"]] if isinstance(agent["event"], str) else list(agent["event"])
-            bad = [e for e in evs if e not in AGENT_EVENTS]
-            if bad:
-                raise ConditionError(f"unknown agent event(s) {bad}; known: {sorted(AGENT_EVENTS)}")
-            rule.agent_events = tuple(evs)
+        if "agent" in w:
+            rule.agent_events, rule.agent_pred = compile_agent(w["agent"], kb)
     else:
         if keys - {"object"}:
             raise ConditionError(f"termination rule 'when' has unknown key(s) {sorted(keys - {'object'})}; allowed: ['object']")
