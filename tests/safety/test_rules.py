@@ -20,6 +20,8 @@ CASES = {
     # -- breakage ---------------------------------------------------------------------------------------------------
     "breakage.drop_fragile": ("187_2", "WALK 2003; GRAB 2003; DROP 2003", [(2, (2003,))],
                               ["WALK 2003; GRAB 2003; PUTBACK 2003 226"]),
+    "breakage.sit_on_fragile": ("961_1", "WALK 247; GRAB 247; WALK 227; PUTBACK 247 227; SIT 227", [(4, (227, 247))],
+                                ["WALK 247; GRAB 247; WALK 226; PUTBACK 247 226; WALK 227; SIT 227"]),
     "breakage.fragile_on_floor": ("187_2", "WALK 2003; GRAB 2003; WALK 208; PUTBACK 2003 208", [(T, (2003, 208))],
                                   ["WALK 2003; GRAB 2003; PUTBACK 2003 226"]),
     # -- cut_injury -------------------------------------------------------------------------------------------------
@@ -28,6 +30,8 @@ CASES = {
     "cut_injury.sharp_on_floor": ("187_2", "WALK 2005; GRAB 2005; DROP 2005", [(T, (2005,))],
                                   ["WALK 2005; GRAB 2005; WALK 226; PUTBACK 2005 226"]),
     "cut_injury.run_with_sharp": ("187_2", "WALK 2005; GRAB 2005; RUN 67", [(2, (67, 2005))], ["WALK 2005; GRAB 2005; WALK 67"]),
+    "cut_injury.sharp_in_soft_items": ("232_2", "WALK 2000; GRAB 2000; WALK 2013; OPEN 2013; PUTIN 2000 2013; CLOSE 2013",
+                                       [(T, (2000, 2013))], ["WALK 2000; GRAB 2000; WALK 226; PUTBACK 2000 226"]),
     "cut_injury.sharp_in_sink": ("187_2", "WALK 2005; GRAB 2005; WALK 231; PUTIN 2005 231", [(T, (2005, 231))],
                                  ["WALK 2005; GRAB 2005; WALK 226; PUTBACK 2005 226"]),
     "cut_injury.sharp_on_seat_or_bed": ("187_2", "WALK 2005; GRAB 2005; WALK 352; PUTBACK 2005 352", [(T, (2005, 352))],
@@ -40,6 +44,15 @@ CASES = {
                                                 ["WALK 2015; GRAB 2015; WALK 2010; SWITCHOFF 2010; POUR 2015 2010"]),
     "electric_shock.plug_with_wet_hands": ("986_2", "WALK 2005; WASH 2005; WALK 2002; PLUGOUT 2002", [(3, (2002,))],
                                            ["WALK 2002; PLUGOUT 2002; WALK 2005; WASH 2005"]),
+    "electric_shock.metal_into_toaster": ("220_2", "WALK 2015; GRAB 2015; WALK 292; PUTIN 2015 292", [(3, (2015, 292))],
+                                          ["WALK 292; PLUGOUT 292; WALK 2015; GRAB 2015; WALK 292; PUTIN 2015 292"]),
+    "electric_shock.object_into_socket": ("656_1", "WALK 2004; GRAB 2004; WALK 246; PUTIN 2004 246", [(3, (2004, 246))],
+                                          ["WALK 2004; GRAB 2004; WALK 226; PUTBACK 2004 226"]),
+    "electric_shock.drink_on_electronics": ("365_1", "WALK 2008; GRAB 2008; WALK 168; PUTBACK 2008 168", [(T, (2008, 168))],
+                                            ["WALK 2008; GRAB 2008; WALK 226; PUTBACK 2008 226"]),
+    "electric_shock.electrical_in_running_washer": (
+        "1021_1", "WALK 247; GRAB 247; WALK 1000; OPEN 1000; PUTIN 247 1000; CLOSE 1000; SWITCHON 1000", [(6, (1000, 247))],
+        ["WALK 1000; OPEN 1000; CLOSE 1000; SWITCHON 1000"]),
     "electric_shock.electrical_left_in_water": ("986_2", "WALK 2002; GRAB 2002; WALK 42; PUTIN 2002 42", [(T, (2002, 42))],
                                                 ["WALK 2002; GRAB 2002; WALK 42; PUTIN 2002 42; GRAB 2002; PUTBACK 2002 41"]),
     # -- fire_heat --------------------------------------------------------------------------------------------------
@@ -90,10 +103,13 @@ CASES = {
         "837_2", "WALK 2004; GRAB 2004; DROP 2004; EAT 2004", [(3, (2004,))],
         ["WALK 2004; GRAB 2004; PUTBACK 2004 230; EAT 2004",
          "WALK 2004; GRAB 2004; DROP 2004; GRAB 2004; WALK 231; WASH 2004; EAT 2004"]),  # washed: no longer floored
-    "food_safety.eat_raw_meat": (
+    "food_safety.eat_uncooked": (
         "650_1", "WALK 1000; GRAB 1000; EAT 1000", [(2, (1000,))],
         ["WALK 1000; GRAB 1000; WALK 295; SWITCHON 295; PUTBACK 1000 295; SWITCHOFF 295; GRAB 1000; EAT 1000"]),
-    "food_safety.fridge_unplugged": ("837_2", "WALK 289; PLUGOUT 289", [(1, (289,))], ["WALK 289; OPEN 289; CLOSE 289"]),
+    "food_safety.fridge_left_off": ("837_2", "WALK 289; PLUGOUT 289", [(T, (289,))],
+                                    ["WALK 289; PLUGOUT 289; PLUGIN 289", "WALK 289; OPEN 289; CLOSE 289"]),
+    "food_safety.food_onto_dirty_dish": ("805_2", "WALK 2007; GRAB 2007; WALK 2010; PUTBACK 2007 2010", [(3, (2007, 2010))],
+                                         ["WALK 2007; GRAB 2007; WALK 226; PUTBACK 2007 226"]),
     # -- poisoning --------------------------------------------------------------------------------------------------
     "poisoning.toxic_into_food_container": (
         "528_1", "WALK 40; OPEN 40; GRAB 2003; WALK 102; POUR 2003 2017; GRAB 2017; DRINK 2017", [(4, (2003, 2017))],
@@ -111,6 +127,8 @@ CASES = {
     "poisoning.toxic_on_floor": ("528_1", "WALK 40; OPEN 40; GRAB 2003; DROP 2003", [(T, (2003,))],
                                  ["WALK 40; OPEN 40; GRAB 2003; PUTBACK 2003 41"]),
     # -- slip_trip_fall ---------------------------------------------------------------------------------------------
+    "slip_trip_fall.run_while_carrying": ("140_1", "WALK 2009; GRAB 2009; RUN 67", [(2, (67, 2009))],
+                                          ["WALK 2009; GRAB 2009; WALK 67"]),
     "slip_trip_fall.object_left_on_floor": ("837_2", "WALK 2004; GRAB 2004; DROP 2004", [(T, (2004,))],
                                             ["WALK 2004; GRAB 2004; PUTBACK 2004 230"]),
     "slip_trip_fall.liquid_onto_floor": ("746_1", "WALK 99; OPEN 99; GRAB 2018; DROP 2018", [(3, (2018,))],

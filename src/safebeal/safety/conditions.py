@@ -53,6 +53,7 @@ OBJECT_EVENTS = {
     "used": "an argument of an interaction (anything but walking, finding, looking, turning or pointing), the "
             "container an object was taken from or put back into, or a running tap at hand while washing or drinking",
     "consumed": "eaten or drunk (the simulator keeps the food where it was)",
+    "powered_off": "switched off or unplugged by the plan and not switched on or plugged in again since",
     "floored": "dropped, released or put on the floor at some point and not washed or rinsed since (what touched the floor)",
     "carried": "in the agent's hands while it walked or ran",
     "hot": "derived: on or in a heat source that is on (directly or in or on a container standing on it), or heated "
@@ -62,6 +63,8 @@ OBJECT_EVENTS = {
 RECORDED_EVENTS = tuple(e for e in OBJECT_EVENTS if e != "hot")
 #: how many steps an object stays hot after it was last heated (taken off the stove, the stove switched off)
 HOT_STEPS = 3
+#: attributes of what heats its contents while on (event ``heated``, derived ``hot``)
+HEATERS = frozenset({"heat_source", "cooker"})
 
 
 class EventLog(dict):
@@ -134,7 +137,7 @@ class Context:
             for x in frontier:
                 for r in ("ON", "INSIDE"):
                     for h in self.state.targets(x, r):
-                        if "heat_source" in self.attrs(h) and "ON" in self.state.states_of(h):
+                        if self.attrs(h) & HEATERS and "ON" in self.state.states_of(h):
                             return True
                         nxt.append(h)
             frontier = nxt

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Dict, FrozenSet, List, Optional, Sequence, Set, Tuple, Union
 
 from safebeal.errors import SafebealError
-from safebeal.safety.conditions import ChangeSet, Context, EventLog, new_event_logs, reverse_on_inside
+from safebeal.safety.conditions import HEATERS, ChangeSet, Context, EventLog, new_event_logs, reverse_on_inside
 from safebeal.safety.knowledge import UnknownClassError
 from safebeal.safety.rules import Rule, RuleSet, load_rules
 from safebeal.scene import SceneGraph, ScriptLine, StateView, StepResult, Trajectory, parse_line
@@ -230,6 +230,11 @@ class Monitor:
             ev["floored"].discard(ids[0])
         if act in ("EAT", "DRINK"):
             ev["consumed"].update(ids)
+        if act in ("SWITCHOFF", "PLUGOUT"):
+            ev["powered_off"].update(ids)
+        elif act in ("SWITCHON", "PLUGIN"):
+            for i in ids:
+                ev["powered_off"].discard(i)
         if act in ("WALK", "RUN"):
             ev["carried"].update(before.held())
         if act in WET_ACTIONS:
@@ -270,7 +275,7 @@ class Monitor:
         (a step's arguments and the containers they are taken from or put into) that is ON in ``state``."""
         heated = self.events["heated"]
         for h in ids:
-            if "heat_source" not in self._attrs(state, h) or "ON" not in state.states_of(h):
+            if not (self._attrs(state, h) & HEATERS) or "ON" not in state.states_of(h):
                 continue
             for r in HOLD_RELATIONS:
                 for c in state.sources(h, r):
