@@ -8,12 +8,27 @@ from typing import List, Optional
 
 import typer
 from rich.table import Table
+from typer.core import TyperGroup
 
 from safebeal import __version__
-from safebeal.console import console, fail
+from rich.markup import escape
+
+from safebeal.console import console, fail, plain
 from safebeal.errors import SafebealError
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, help="Measure and improve the task-planning safety of embodied LLM agents.")
+class _OneErrorPath(TyperGroup):
+    """The root command group: a :class:`SafebealError` that any subcommand lets through is printed as the one
+    plain ``error:`` line with exit code 2, like the errors the commands catch themselves."""
+
+    def invoke(self, ctx):  # type: ignore[override]
+        try:
+            return super().invoke(ctx)
+        except SafebealError as exc:
+            fail(exc)
+
+
+app = typer.Typer(cls=_OneErrorPath, add_completion=False, no_args_is_help=True,
+                  help="Measure and improve the task-planning safety of embodied LLM agents.")
 scene_app = typer.Typer(no_args_is_help=True, help="Inspect scenes.")
 app.add_typer(scene_app, name="scene")
 
@@ -60,10 +75,10 @@ def scene_show(
     if json_out:
         print(json.dumps({"scene": scene, "rooms": rooms, "objects": objs}, indent=1))
         return
-    console.print(f"[bold]{scene}[/]: {len(rooms)} rooms, {len(objs)} objects")
+    console.print(f"[bold]{escape(scene)}[/]: {len(rooms)} rooms, {len(objs)} objects")
     t = Table("id", "object", "room", "states")
     for o in objs:
-        t.add_row(str(o["id"]), o["class_name"], o["room"] or "", ", ".join(o["states"]))
+        t.add_row(str(o["id"]), plain(o["class_name"]), plain(o["room"] or ""), plain(", ".join(o["states"])))
     console.print(t)
 
 
@@ -97,7 +112,7 @@ def check(
 
 
 def _print_check(rec: dict) -> None:
-    console.print(f"[bold]scene[/] {rec['scene']}   [bold]plan[/] {rec['plan']}")
+    console.print(f"[bold]scene[/] {escape(str(rec['scene']))}   [bold]plan[/] {escape(str(rec['plan']))}")
     violations = rec.get("violations") or []
     at_step: dict = {}
     for v in violations:
@@ -110,9 +125,9 @@ def _print_check(rec: dict) -> None:
         elif s["error"]["kind"] == "not_run":
             res = "[dim]not run[/]"
         else:
-            res = f"[red]{s['error']['kind']}[/]: {s['error']['message']}"
-        hz = [", ".join(f"[red]{v['rule_id']}[/]" for v in at_step.get(s["index"], []))] if "violations" in rec else []
-        t.add_row(str(s["index"] + 1), s["line"], res, *hz)
+            res = f"[red]{escape(s['error']['kind'])}[/]: {escape(s['error']['message'])}"
+        hz = [", ".join(f"[red]{escape(v['rule_id'])}[/]" for v in at_step.get(s["index"], []))] if "violations" in rec else []
+        t.add_row(str(s["index"] + 1), plain(s["line"]), res, *hz)
     console.print(t)
     ex = "[green]yes[/]" if rec["executable"] else "[red]no[/]"
     console.print(f"executable: {ex}")
@@ -132,7 +147,7 @@ def _print_check(rec: dict) -> None:
         vt.columns[1].no_wrap = True
         for v in violations:
             where = str(v["step"] + 1) if v["step"] is not None else "end"
-            vt.add_row(where, v["rule_id"], v["message"])
+            vt.add_row(where, plain(v["rule_id"]), plain(v["message"]))
         console.print(vt)
 
 
