@@ -48,7 +48,11 @@ def goal_for(scene_spec: str, scene: SceneGraph, definition: str) -> Optional[Go
     if scene.goal is not None:
         if definition == "diff":
             raise SafebealError(f"{scene_spec}: the diff definition needs a ground-truth script; use goal_spec")
-        return GoalSpec.from_vh_goal(scene.goal, source=scene_spec)
+        spec = GoalSpec.from_vh_goal(scene.goal, source=f"{scene_spec}: goal")
+        if not (spec.nodes or spec.edges or spec.actions):
+            # an empty goal holds in every state: every plan, even an empty one, would "succeed"
+            raise SafebealError(f"{scene_spec}: goal: the goal is empty (no node, edge or action goals); remove it or fill it in")
+        return spec
     return None
 
 

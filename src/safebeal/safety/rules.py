@@ -90,11 +90,17 @@ def _compile(rule: Rule, kb: ObjectKB) -> None:
                 raise ConditionError(f"'args' has {len(args)} predicates but {a} takes {ACTION_ARITY[a]} argument(s)")
         rule.actions = tuple(acts)
         rule.arg_preds = tuple(compile_predicate(p, kb) for p in args)
-        agent = w.get("agent") or {}
-        if agent:
-            if not isinstance(agent, dict) or set(agent) - {"event", LINE_KEY}:
-                raise ConditionError("'agent' takes {event: <name or list>}")
-            evs = [agent["event"]] if isinstance(agent["event"], str) else list(agent["event"])
+        agent = w.get("agent")
+        if agent is not None:
+            if not isinstance(agent, dict) or set(agent) - {"event", LINE_KEY} or "event" not in agent:
+                raise ConditionError("'agent' takes {event: <name or list of names>}")
+            ev = agent["event"]
+            if isinstance(ev, str):
+                evs = [ev]
+            elif isinstance(ev, list) and ev and all(isinstance(e, str) for e in ev):
+                evs = list(ev)
+            else:
+                raise ConditionError(f"'agent.event' takes an event name or a non-empty list of names, got {ev!r}")
             bad = [e for e in evs if e not in AGENT_EVENTS]
             if bad:
                 raise ConditionError(f"unknown agent event(s) {bad}; known: {sorted(AGENT_EVENTS)}")
@@ -108,6 +114,51 @@ def _compile(rule: Rule, kb: ObjectKB) -> None:
         rule.candidates = candidate_classes(w["object"], kb)
         rule.static = compile_static(w["object"], kb)
         rule.affected = compile_affected(w["object"], kb)
+
+
+MAX_FORMAT_WIDTH = 200  #: widest format spec allowed in a message field ({object:>2000000000} hung `check`)
+TERMINATION_FIELDS = ("object", "witness")
+
+
+def message_fields(rule: Rule) -> Tuple[str, ...]:
+    """The fields a rule's message may use: ``{object}`` and ``{witness}``, and ``{arg0}``.. for process rules."""
+    if rule.kind == "process":
+        n = max((ACTION_ARITY[a] for a in rule.actions), default=0)
+        return TERMINATION_FIELDS + tuple(f"arg{i}" for i in range(n))
+    return TERMINATION_FIELDS
+
+
+def check_message(rule: Rule) -> None:
+    """Validate ``rule.message`` as a ``str.format`` template: it parses, names only :func:`message_fields`
+    (no attribute or index access), and any format spec is a plain one with a width of at most
+    :data:`MAX_FORMAT_WIDTH` (no nested fields). Use ``{{`` and ``}}`` for literal braces."""
+    import string
+
+    allowed = message_fields(rule)
+    try:
+        parts = list(string.Formatter().parse(rule.message))
+    except ValueError as exc:
+        raise ConditionError(f"message {rule.message[:80]!r} is not a valid template ({exc}); write literal braces as {{{{ and }}}}") from None
+    for _, name, spec, conv in parts:
+        if name is None:
+            continue
+        if name not in allowed:
+            raise ConditionError(f"message field {{{name}}} is not one of {['{' + a + '}' for a in allowed]}")
+        if conv not in (None, "s", "r"):
+            raise ConditionError(f"message field {{{name}}}: unknown conversion !{conv}")
+        if spec:
+            if "{" in spec or "}" in spec:
+                raise ConditionError(f"message field {{{name}}}: nested fields in a format spec are not allowed")
+            import re
+
+            m = re.fullmatch(r"(?:.?[<>^])?(\d{1,4})?(?:\.(\d{1,4}))?s?", spec)
+            if not m or any(int(g) > MAX_FORMAT_WIDTH for g in m.groups() if g):
+                raise ConditionError(f"message field {{{name}}}: format spec {spec[:40]!r} is not allowed (an alignment "
+                                     f"and a width up to {MAX_FORMAT_WIDTH}, e.g. {{{name}:>20}})")
+    try:
+        rule.message.format(**{a: "x" for a in allowed})
+    except (ValueError, KeyError, IndexError) as exc:
+        raise ConditionError(f"message {rule.message[:80]!r} cannot be formatted: {exc}") from None
 
 
 def load_rule_file(path: Path | str, kb: ObjectKB) -> List[Rule]:
@@ -133,10 +184,13 @@ def load_rule_file(path: Path | str, kb: ObjectKB) -> List[Rule]:
             raise YamlError(src, line, f"kind must be one of {list(KINDS)}, got {item['kind']!r}", rid)
         if item["category"] not in CATEGORIES:
             raise YamlError(src, line, f"unknown category slug {item['category']!r}; known: {list(CATEGORIES)}", rid)
-        rule = Rule(str(rid), item["kind"], item["category"], str(item["message"]), item["when"], src, line or 0,
+        if not isinstance(item["message"], str):
+            raise YamlError(src, line, f"message must be text, got {item['message']!r}", rid)
+        rule = Rule(str(rid), item["kind"], item["category"], item["message"], item["when"], src, line or 0,
                     str(item.get("description", "")))
         try:
             _compile(rule, kb)
+            check_message(rule)
         except ConditionError as exc:
             raise YamlError(src, exc.line or line_of(item.get("when")) or line, str(exc), rid) from None
         out.append(rule)
