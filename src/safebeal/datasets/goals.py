@@ -151,7 +151,7 @@ def validate_vh_goal(vh_goal: Any, source: str = "<goal>") -> None:
             if not isinstance(g["relation_type"], str) or g["relation_type"].upper() not in _sim.Relation.__members__:
                 raise GoalError(f"{where}: unknown relation_type {_short(g['relation_type'])}")
         else:
-            raise GoalError(f"{where} is neither a node goal {{id, state}} nor an edge goal {{from_id, relation_type, to_id}}: "
+            raise GoalError(f"{where} is neither a node nor an edge goal ({{id, state}} or {{from_id, relation_type, to_id}}): "
                             f"keys {sorted(map(str, keys))}")
     actions = vh_goal.get("actions", [])
     if not isinstance(actions, list) or not all(isinstance(a, str) for a in actions):
