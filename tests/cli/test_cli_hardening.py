@@ -245,3 +245,11 @@ def test_second_writer_is_refused(tmp_path):
     finally:
         holder.unlock()
     assert _bench(run).exit_code == 0
+
+
+def test_python_yaml_tags_are_refused(tmp_path):
+    """Kept from before issue 21 (the safe loader): no object is built from a YAML tag."""
+    marker = tmp_path / "ran"
+    p = _rules(tmp_path, f'rules: !!python/object/apply:os.system ["touch {marker}"]\n')
+    one_error_line(invoke("rules", "validate", p), f"{p}:1: malformed YAML: could not determine a constructor")
+    assert not marker.exists()
