@@ -112,7 +112,7 @@ def test_a_hanging_episode_never_blocks_the_run(tmp_path, monkeypatch, vh_tasks,
 
 
 # -- run directories -------------------------------------------------------------------------------------------
-def test_duplicate_record_counts_once(tmp_path):
+def test_duplicate_record_counts_once(tmp_path, caplog):
     s1 = run_bench(_cfg(tmp_path, ["replay:gpt-4o"]))
     samples = tmp_path / "run" / "samples.jsonl"
     lines = samples.read_text().splitlines()
@@ -121,7 +121,8 @@ def test_duplicate_record_counts_once(tmp_path):
     assert len(run.load()) == 4 and run.duplicates == 1
     r = runner.invoke(app, ["report", str(tmp_path / "run"), "--json"])
     assert r.exit_code == 0, r.output
-    assert json.loads(r.output) == s1  # n stays 4, the rates unchanged
+    assert json.loads(r.output[r.output.index("{"):]) == s1  # n stays 4, the rates unchanged
+    assert "samples.jsonl: 1 duplicate record(s) skipped" in caplog.text
 
 
 def test_newline_less_last_record_is_repaired_on_resume(tmp_path):

@@ -20,7 +20,8 @@ from safebeal.bench.records import Episode
 from safebeal.errors import SafebealError
 
 LOCK_NAME = ".lock"
-RUN_FILES = {"config.json", "samples.jsonl", "summary.json", "report.html", "leaderboard.png", LOCK_NAME}
+RUN_FILES = {"config.json", "samples.jsonl", "summary.json", "report.html", "leaderboard.png", "violations_by_category.png",
+             "violations_by_kind.png", LOCK_NAME}  #: what a run writes (other files make --out "not a run" unless config.json is a run's)
 #: lock file descriptors held by this process (closed in forked evaluation workers, see runner._init_worker)
 HELD_LOCK_FDS: Set[int] = set()
 

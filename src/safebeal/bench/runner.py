@@ -256,6 +256,11 @@ def finish_run(run: RunDir, labels: Sequence[str], config: Dict[str, Any], meta:
     from safebeal.bench.report import write_report
 
     episodes = run.load()
+    if run.duplicates:
+        import logging
+
+        logging.getLogger("safebeal").warning("%s: %d duplicate record(s) skipped (a (planner, task) seen earlier in the file "
+                                              "counts once)", run.samples, run.duplicates)
     summary = summarize_run(episodes, labels)
     run.write_json("summary.json", summary)
     write_report(run.path, summary, config, {"dataset": config.get("dataset"), **meta})
