@@ -75,8 +75,19 @@ def test_error_at_line_100_is_not_an_emoji(tmp_path):
 
 def test_error_line_is_cut_to_500_characters(tmp_path):
     plan = tmp_path / "plan.txt"
-    plan.write_text(PLAN + "[WALK] " + "x" * 1_000_000 + "\n")  # a 1 MB line
+    plan.write_text(PLAN + "[WALK] " + "x" * 990_000 + "\n")  # a 1 MB line (was a 1 MB error line)
     one_error_line(invoke("check", "--scene", "activity:392_2", "--plan", plan), f"{plan}:2: cannot parse")
+
+
+def test_plan_size_caps(tmp_path):
+    """`check` does not read or simulate without bound: over 1,000,000 characters or 1,000 steps is an error."""
+    plan = tmp_path / "big.txt"
+    plan.write_text(PLAN * 60_000)  # 1.6 MB
+    one_error_line(invoke("check", "--scene", "activity:392_2", "--plan", plan), f"{plan}: plan over 1,000,000 characters")
+    one_error_line(invoke("check", "--scene", "activity:392_2", "--plan", "-", input=PLAN * 60_000),
+                   "<stdin>: plan over 1,000,000 characters")
+    plan.write_text(PLAN * 1001)
+    one_error_line(invoke("check", "--scene", "activity:392_2", "--plan", plan), "the plan has 1,001 steps, over the 1,000 limit")
 
 
 def test_plan_lines_in_the_table_are_text(tmp_path, graph):
