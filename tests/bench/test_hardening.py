@@ -111,6 +111,22 @@ def test_a_hanging_episode_never_blocks_the_run(tmp_path, monkeypatch, vh_tasks,
     assert eps[ts[0].id].success and eps[ts[2].id].success
 
 
+def test_a_dead_worker_is_one_error_and_keeps_the_samples(tmp_path, monkeypatch, vh_tasks):
+    real = evaluate_mod.compile_output
+
+    def compile_output(text, *a, **kw):
+        if text and "DIE" in text:
+            os._exit(9)  # a worker killed by the system (OOM killer, a segfault in an extension)
+        return real(text, *a, **kw)
+
+    monkeypatch.setattr(evaluate_mod, "compile_output", compile_output)
+    ts = vh_tasks[:4]
+    p = _outputs_file(tmp_path, ts, [ts[0].reference, ts[1].reference, "DIE", ts[3].reference])
+    with pytest.raises(RunDirError, match=r"an evaluation worker process died .* the 2 finished samples are kept .*--resume"):
+        run_bench(_cfg(tmp_path, [f"replay:path={p}"], workers=2, chunk=2))
+    assert len(RunDir(tmp_path / "run").load()) == 2
+
+
 # -- run directories -------------------------------------------------------------------------------------------
 def test_duplicate_record_counts_once(tmp_path, caplog):
     s1 = run_bench(_cfg(tmp_path, ["replay:gpt-4o"]))

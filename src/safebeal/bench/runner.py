@@ -16,6 +16,7 @@ import os
 import threading
 import time
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
@@ -243,6 +244,9 @@ def _run_locked(cfg: RunConfig, run: RunDir, config: Dict[str, Any], tasks: List
                 n_done += len(lines)
                 if progress:
                     progress(n_done, total)
+    except BrokenProcessPool:
+        raise RunDirError(f"an evaluation worker process died (killed by the system, out of memory?); the {n_done} "
+                          f"finished samples are kept in {run.samples}: continue with --resume") from None
     finally:
         if pool:
             pool.shutdown(cancel_futures=True)
