@@ -18,13 +18,42 @@ from safebeal.errors import SafebealError
 
 class _OneErrorPath(TyperGroup):
     """The root command group: a :class:`SafebealError` that any subcommand lets through is printed as the one
-    plain ``error:`` line with exit code 2, like the errors the commands catch themselves."""
+    plain ``error:`` line with exit code 2, like the errors the commands catch themselves; so are the command
+    line's own usage errors (a bad option value, a missing argument), instead of a framed multi-line box. Help
+    (``--help``, a group called with no command) is printed as before."""
 
     def invoke(self, ctx):  # type: ignore[override]
         try:
             return super().invoke(ctx)
         except SafebealError as exc:
             fail(exc)
+
+    def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):  # type: ignore[override]
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        import sys
+
+        try:  # typer >= 0.17 carries its own copy of click
+            from typer._click import exceptions as cx
+        except ImportError:  # pragma: no cover - older typer
+            from click import exceptions as cx
+
+        try:
+            rv = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        except cx.NoArgsIsHelpError as exc:
+            exc.show()
+            sys.exit(exc.exit_code)
+        except cx.ClickException as exc:  # UsageError, BadParameter, MissingParameter, NoSuchOption, FileError
+            ctx = getattr(exc, "ctx", None)
+            hint = f" (see '{ctx.command_path} --help')" if ctx is not None else ""
+            try:
+                fail(SafebealError(exc.format_message() + hint), exc.exit_code)
+            except typer.Exit as done:
+                sys.exit(done.exit_code)
+        except (cx.Abort, typer.Abort):
+            print("Aborted!", file=sys.stderr)
+            sys.exit(1)
+        sys.exit(rv if isinstance(rv, int) else 0)
 
 
 app = typer.Typer(cls=_OneErrorPath, add_completion=False, no_args_is_help=True,

@@ -264,3 +264,22 @@ def test_python_yaml_tags_are_refused(tmp_path):
     p = _rules(tmp_path, f'rules: !!python/object/apply:os.system ["touch {marker}"]\n')
     one_error_line(invoke("rules", "validate", p), f"{p}:1: malformed YAML: could not determine a constructor")
     assert not marker.exists()
+
+
+@pytest.mark.parametrize("args, needle, hint", [
+    (("bench", "--workers", "abc"), "error: Invalid value for '--workers' / '-w': ", " bench --help')"),
+    (("bench", "--nope"), "error: No such option: --nope (see '", " bench --help')"),
+    (("rules", "validate"), "error: Missing argument 'paths'. (see '", " rules validate --help')"),
+])
+def test_usage_errors_are_one_line_too(args, needle, hint):
+    """The command line's own errors (was: a framed box of 5-6 lines) follow the same one-line path (the program
+    is 'safebeal' from the shell, 'root' under CliRunner)."""
+    line = one_error_line(invoke(*args), needle)
+    assert line.startswith(needle) and line.endswith(hint)
+
+
+def test_help_is_still_help():
+    r = invoke()
+    assert r.exit_code == 2 and "Usage:" in r.output and "bench" in r.output  # a group with no command: its help
+    r = invoke("check", "--help")
+    assert r.exit_code == 0 and "--scene" in r.output
