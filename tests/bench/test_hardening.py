@@ -191,6 +191,31 @@ def test_lock_is_released_when_the_holder_is_killed(tmp_path):
     d.unlock()
 
 
+def test_a_second_real_writer_is_refused_while_the_first_runs(tmp_path):
+    """Was: two `safebeal bench` into the same --out both exited 0 (every key written twice). Now, while one
+    bench holds the run, a second one (even with --resume, which would otherwise be allowed) exits 2. The first
+    is kept busy by a mock backend that fails every request and backs off 4 s before its one retry (6 tasks: 24 s)."""
+    env = {**os.environ, "PYTHONPATH": SRC, "OMP_NUM_THREADS": "1"}
+    slow = tmp_path / "slow.jsonl"
+    slow.write_text('{"fail": "timeout"}\n')
+    out = tmp_path / "run"
+    cmd = [sys.executable, "-m", "safebeal.cli", "bench", "--planner", "zero-shot", "--dataset", "activity-test",
+           "--backend", f"mock:outputs={slow},max_retries=1,base_delay=4,max_delay=4", "--workers", "1", "--out", str(out)]
+    first = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        lock = out / ".lock"
+        deadline = time.time() + 120
+        while time.time() < deadline and not (lock.exists() and lock.read_text() == str(first.pid)):
+            time.sleep(0.1)
+        second = subprocess.run(cmd + ["--resume"], env=env, capture_output=True, text=True, timeout=120)
+        assert second.returncode == 2, second.stderr
+        assert first.poll() is None, "the first run ended before the second one tried: the test proves nothing"
+        assert f"error: {out}: another safebeal process (pid {first.pid}) is writing this run directory" in second.stderr
+    finally:
+        first.kill()
+        first.wait()
+
+
 def _children(pid):
     out = subprocess.run(["ps", "-o", "pid=", "--ppid", str(pid)], capture_output=True, text=True).stdout
     return [int(x) for x in out.split()]
