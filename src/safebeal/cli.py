@@ -50,7 +50,7 @@ class _OneErrorPath(TyperGroup):
                 fail(SafebealError(exc.format_message() + hint), exc.exit_code)
             except typer.Exit as done:
                 sys.exit(done.exit_code)
-        except (cx.Abort, typer.Abort):
+        except typer.Abort:
             print("Aborted!", file=sys.stderr)
             sys.exit(1)
         sys.exit(rv if isinstance(rv, int) else 0)
