@@ -261,7 +261,8 @@ def test_workers_die_with_their_parent(tmp_path, sig):
 
 
 # -- the command line -------------------------------------------------------------------------------------------
-def test_ctrl_c_during_bench_exits_130_and_keeps_the_samples(tmp_path):
+@pytest.mark.parametrize("sig, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_ctrl_c_during_bench_exits_130_and_keeps_the_samples(tmp_path, sig, code):
     env = {**os.environ, "PYTHONPATH": SRC, "OMP_NUM_THREADS": "1"}
     out = tmp_path / "run"
     p = subprocess.Popen([sys.executable, "-m", "safebeal.cli", "bench", "--planner", "replay:gpt-4o", "--workers", "1",
@@ -270,9 +271,9 @@ def test_ctrl_c_during_bench_exits_130_and_keeps_the_samples(tmp_path):
     deadline = time.time() + 120
     while time.time() < deadline and not (samples.exists() and samples.stat().st_size > 0):
         time.sleep(0.2)
-    p.send_signal(signal.SIGINT)
+    p.send_signal(sig)
     _, err = p.communicate(timeout=60)
-    assert p.returncode == 130, err
+    assert p.returncode == code, err
     assert f"interrupted: samples so far are in {out}/samples.jsonl; continue with --resume --out {out}" in " ".join(err.split())
     eps = RunDir(out).load()  # every record written is whole
     assert 0 < len(eps) < 342

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
 from pathlib import Path
@@ -65,6 +66,29 @@ def _progress_bar(total_hint: str):
     return bar, update
 
 
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM during a run: stopped like Ctrl-C (workers shut down, the lock released), exit code 143."""
+
+
+@contextlib.contextmanager
+def _sigterm_as_interrupt():
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def _on_term(signum, frame):
+        raise _Terminated()
+
+    old = signal.signal(signal.SIGTERM, _on_term)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, old)
+
+
 def _default_out(dataset: str) -> str:
     safe = "".join(c if c.isalnum() or c in "-_" else "-" for c in dataset.split(":")[0])
     return str(Path("runs") / f"{safe}-{time.strftime('%Y%m%d-%H%M%S')}")
@@ -104,14 +128,14 @@ def bench(
     bar, update = _progress_bar("evaluating")
     t0 = time.perf_counter()
     try:
-        with bar:
+        with bar, _sigterm_as_interrupt():
             summary = run_bench(cfg, progress=update)
     except SafebealError as exc:
         _fail(exc)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
         err_console.print(f"interrupted: samples so far are in {cfg.out}/samples.jsonl; continue with --resume --out {cfg.out}",
                           markup=False, highlight=False)
-        raise typer.Exit(130)
+        raise typer.Exit(143 if isinstance(exc, _Terminated) else 130)
     _print_summary(summary, cfg.out, json_out, f"{cfg.dataset}: {time.perf_counter() - t0:.1f} s")
 
 
