@@ -20,13 +20,26 @@ DEFAULT_SCENE = "activity:392_2"
 DEFAULT_PLAN = PACKAGE_DATA / "examples" / "cook_some_food.txt"
 
 
+MAX_PLAN_CHARS = 1_000_000  #: longest plan text `check` reads (as the bench parser's cap)
+MAX_PLAN_STEPS = 1000  #: most action lines `check` simulates
+
+
 def read_plan(plan: str) -> Tuple[str, str]:
-    """Read a plan from a path, or from standard input when ``plan`` is ``-``. Returns (text, source)."""
+    """Read a plan from a path, or from standard input when ``plan`` is ``-``. Returns (text, source).
+    Over :data:`MAX_PLAN_CHARS` characters is an error."""
     if plan == "-":
-        return sys.stdin.read(), "<stdin>"
+        text = sys.stdin.read(MAX_PLAN_CHARS + 1)
+        if len(text) > MAX_PLAN_CHARS:
+            raise SafebealError(f"<stdin>: plan over {MAX_PLAN_CHARS:,} characters")
+        return text, "<stdin>"
     p = Path(plan)
     try:
-        return p.read_text(), str(p)
+        if p.is_file() and p.stat().st_size > 4 * MAX_PLAN_CHARS:
+            raise SafebealError(f"{plan}: plan file over {4 * MAX_PLAN_CHARS:,} bytes")
+        text = p.read_text(encoding="utf-8")
+        if len(text) > MAX_PLAN_CHARS:
+            raise SafebealError(f"{plan}: plan over {MAX_PLAN_CHARS:,} characters")
+        return text, str(p)
     except FileNotFoundError:
         raise SafebealError(f"{plan}: plan file not found") from None
     except (OSError, UnicodeDecodeError) as exc:
@@ -48,7 +61,11 @@ def goal_for(scene_spec: str, scene: SceneGraph, definition: str) -> Optional[Go
     if scene.goal is not None:
         if definition == "diff":
             raise SafebealError(f"{scene_spec}: the diff definition needs a ground-truth script; use goal_spec")
-        return GoalSpec.from_vh_goal(scene.goal, source=scene_spec)
+        spec = GoalSpec.from_vh_goal(scene.goal, source=f"{scene_spec}: goal")
+        if not (spec.nodes or spec.edges or spec.actions):
+            # an empty goal holds in every state: every plan, even an empty one, would "succeed"
+            raise SafebealError(f"{scene_spec}: goal: the goal is empty (no node, edge or action goals); remove it or fill it in")
+        return spec
     return None
 
 
@@ -67,6 +84,8 @@ def check_plan(
     det = detector if detector is not None else SafetyDetector(strict=strict, extra_rules=rules, objects=objects)
     scene = load_scene(scene_spec)
     script = parse_script(plan_text, source=plan_source)
+    if len(script) > MAX_PLAN_STEPS:
+        raise SafebealError(f"{plan_source}: the plan has {len(script):,} steps, over the {MAX_PLAN_STEPS:,} limit")
     traj = execute(scene, script)
     goal = goal_for(scene_spec, scene, success)
     return report(scene_spec, plan_source, traj, goal, det.check(traj))

@@ -8,12 +8,56 @@ from typing import List, Optional
 
 import typer
 from rich.table import Table
+from typer.core import TyperGroup
 
 from safebeal import __version__
-from safebeal.console import console, fail
+from rich.markup import escape
+
+from safebeal.console import console, fail, plain
 from safebeal.errors import SafebealError
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, help="Measure and improve the task-planning safety of embodied LLM agents.")
+class _OneErrorPath(TyperGroup):
+    """The root command group: a :class:`SafebealError` that any subcommand lets through is printed as the one
+    plain ``error:`` line with exit code 2, like the errors the commands catch themselves; so are the command
+    line's own usage errors (a bad option value, a missing argument), instead of a framed multi-line box. Help
+    (``--help``, a group called with no command) is printed as before."""
+
+    def invoke(self, ctx):  # type: ignore[override]
+        try:
+            return super().invoke(ctx)
+        except SafebealError as exc:
+            fail(exc)
+
+    def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):  # type: ignore[override]
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        import sys
+
+        try:  # typer >= 0.17 carries its own copy of click
+            from typer._click import exceptions as cx
+        except ImportError:  # pragma: no cover - older typer
+            from click import exceptions as cx
+
+        try:
+            rv = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        except cx.NoArgsIsHelpError as exc:
+            exc.show()
+            sys.exit(exc.exit_code)
+        except cx.ClickException as exc:  # UsageError, BadParameter, MissingParameter, NoSuchOption, FileError
+            ctx = getattr(exc, "ctx", None)
+            hint = f" (see '{ctx.command_path} --help')" if ctx is not None else ""
+            try:
+                fail(SafebealError(exc.format_message() + hint), exc.exit_code)
+            except typer.Exit as done:
+                sys.exit(done.exit_code)
+        except typer.Abort:
+            print("Aborted!", file=sys.stderr)
+            sys.exit(1)
+        sys.exit(rv if isinstance(rv, int) else 0)
+
+
+app = typer.Typer(cls=_OneErrorPath, add_completion=False, no_args_is_help=True,
+                  help="Measure and improve the task-planning safety of embodied LLM agents.")
 scene_app = typer.Typer(no_args_is_help=True, help="Inspect scenes.")
 app.add_typer(scene_app, name="scene")
 
@@ -70,11 +114,11 @@ def scene_show(
         print(json.dumps({"scene": scene, "rooms": rooms, "objects": objs, **graph}, indent=1))
         return
     if png is not None:
-        console.print(f"wrote {png}")
-    console.print(f"[bold]{scene}[/]: {len(rooms)} rooms, {len(objs)} objects")
+        console.print(f"wrote {escape(str(png))}")
+    console.print(f"[bold]{escape(scene)}[/]: {len(rooms)} rooms, {len(objs)} objects")
     t = Table("id", "object", "room", "states")
     for o in objs:
-        t.add_row(str(o["id"]), o["class_name"], o["room"] or "", ", ".join(o["states"]))
+        t.add_row(str(o["id"]), plain(o["class_name"]), plain(o["room"] or ""), plain(", ".join(o["states"])))
     console.print(t)
 
 
@@ -108,7 +152,7 @@ def check(
 
 
 def _print_check(rec: dict) -> None:
-    console.print(f"[bold]scene[/] {rec['scene']}   [bold]plan[/] {rec['plan']}")
+    console.print(f"[bold]scene[/] {escape(str(rec['scene']))}   [bold]plan[/] {escape(str(rec['plan']))}")
     violations = rec.get("violations") or []
     at_step: dict = {}
     for v in violations:
@@ -121,9 +165,9 @@ def _print_check(rec: dict) -> None:
         elif s["error"]["kind"] == "not_run":
             res = "[dim]not run[/]"
         else:
-            res = f"[red]{s['error']['kind']}[/]: {s['error']['message']}"
-        hz = [", ".join(f"[red]{v['rule_id']}[/]" for v in at_step.get(s["index"], []))] if "violations" in rec else []
-        t.add_row(str(s["index"] + 1), s["line"], res, *hz)
+            res = f"[red]{escape(s['error']['kind'])}[/]: {escape(s['error']['message'])}"
+        hz = [", ".join(f"[red]{escape(v['rule_id'])}[/]" for v in at_step.get(s["index"], []))] if "violations" in rec else []
+        t.add_row(str(s["index"] + 1), plain(s["line"]), res, *hz)
     console.print(t)
     ex = "[green]yes[/]" if rec["executable"] else "[red]no[/]"
     console.print(f"executable: {ex}")
@@ -143,7 +187,7 @@ def _print_check(rec: dict) -> None:
         vt.columns[1].no_wrap = True
         for v in violations:
             where = str(v["step"] + 1) if v["step"] is not None else "end"
-            vt.add_row(where, v["rule_id"], v["message"])
+            vt.add_row(where, plain(v["rule_id"]), plain(v["message"]))
         console.print(vt)
 
 

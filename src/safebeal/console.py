@@ -11,14 +11,37 @@ from typing import NoReturn
 
 import typer
 from rich.console import Console
+from rich.text import Text
 
 WIDTH_OFF_TERMINAL = 200
 
-console = Console(width=None if sys.stdout.isatty() else WIDTH_OFF_TERMINAL)
-err_console = Console(stderr=True, soft_wrap=True)
+# emoji=False: ``:100:`` in a file name or a plan line is text, not an emoji
+console = Console(width=None if sys.stdout.isatty() else WIDTH_OFF_TERMINAL, emoji=False)
+err_console = Console(stderr=True, soft_wrap=True, emoji=False)
+
+MAX_ERROR_CHARS = 500  #: an error line is cut to this many characters (a 1 MB plan line must not become a 1 MB error)
+
+
+def one_line(message: object, limit: int = MAX_ERROR_CHARS) -> str:
+    """``message`` as one line of at most ``limit`` characters: line breaks and other control characters
+    shown as spaces, the middle cut out when too long."""
+    s = str(message)
+    s = "".join(" " if (c < " " or c == "\x7f") else c for c in s) if any(c < " " or c == "\x7f" for c in s) else s
+    if len(s) > limit:
+        s = s[: limit - 20] + " ... " + s[-15:]
+    return s
+
+
+def plain(text: object) -> Text:
+    """User-supplied text (a plan line, a rule message, a file name) for a Rich table or line: shown as it is,
+    never read as Rich markup (``[walk]`` stays, ``[/]`` does not raise) or emoji codes (``:100:``)."""
+    return Text(str(text))
 
 
 def fail(exc: BaseException, code: int = 2) -> NoReturn:
-    """Print ``error: <message>`` on one line to stderr and exit with ``code`` (2: bad input)."""
-    err_console.print(f"[bold red]error:[/] {exc}", highlight=False, markup=True)
+    """Print ``error: <message>`` on one plain line (no markup, no emoji codes, at most
+    :data:`MAX_ERROR_CHARS` characters) to stderr and exit with ``code`` (2: bad input)."""
+    line = Text("error:", style="bold red")
+    line.append(" " + one_line(exc, MAX_ERROR_CHARS - len("error: ")))
+    err_console.print(line, highlight=False, markup=False, emoji=False, soft_wrap=True)
     raise typer.Exit(code)

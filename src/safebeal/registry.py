@@ -134,5 +134,5 @@ class Registry(Generic[T]):
         entry = self.get(name)
         try:
             return entry.factory(**kwargs)
-        except TypeError as exc:
+        except (TypeError, ValueError) as exc:  # a missing/unknown argument, or one of the wrong type ("concurrency=abc")
             raise RegistryError(f"{self.kind} {spec!r}: {exc}") from exc

@@ -74,7 +74,9 @@ def test_malformed_plan_line_names_file_and_line(tmp_path):
     plan.write_text("[WALK] <dining_room> (201)\n\nwalk to the kitchen please\n")
     r = invoke("check", "--scene", "activity:392_2", "--plan", str(plan))
     assert r.exit_code == 2
-    assert f"{plan}:3: cannot parse" in " ".join(r.output.split()).replace(" ", "") or f"{plan}:3:" in r.output.replace("\n", "")
+    # the whole message, on one line (the old check removed every space, so "cannot parse" could never match)
+    assert r.output.strip() == f"error: {plan}:3: cannot parse 'walk to the kitchen please': expected " \
+        "'[ACTION] <name> (id)' with zero to two '<name> (id)' arguments, ids like (12) or (1.12)"
     assert "Traceback" not in r.output
 
 

@@ -552,3 +552,21 @@ def test_hf_missing_train_extra_is_a_clear_error(monkeypatch, tmp_path):
     monkeypatch.setitem(sys.modules, "torch", None)
     with pytest.raises(BackendError, match=r"pip install safebeal\[train\]"):
         BACKENDS.create(f"hf:model={tmp_path}")
+
+
+def test_lone_surrogate_from_a_live_server_does_not_kill_the_run(serve, tmp_path):
+    """Issue 21: a model answer with an unpaired surrogate (sent as the JSON escape \\ud83d) crashed `bench`
+    with a PydanticSerializationError and no samples.jsonl; now it is repaired, recorded, and the run goes on."""
+    from safebeal.bench.rundir import RunDir
+    from safebeal.bench.runner import RunConfig, run_bench
+    from safebeal.planners.planners import ZeroShotPlanner
+
+    server = serve(lambda n, body, h: (200, {}, completion("[WALK] <kitchen> (11)\n\ud83d"), 0))
+    planner = ZeroShotPlanner(backend=make(server, max_retries=0))
+    run_bench(RunConfig(planners=["zero-shot"], dataset="activity-test", out=str(tmp_path / "run"), workers=1, limit=2),
+              planners=[planner])
+    eps = RunDir(tmp_path / "run").load()
+    assert len(eps) == 2 and len(server.requests) == 2
+    for e in eps:
+        assert e.raw_output == "[WALK] <kitchen> (11)\n\ufffd" and e.generation_error is None
+        assert e.input_repairs == ["raw_output: 1 unpaired surrogate(s) replaced with U+FFFD"]

@@ -78,8 +78,11 @@ def _own_params() -> list:
 
 
 def _print_error(exc: Exception) -> None:
+    from rich.text import Text
 
-    err_console.print(f"[bold red]error:[/] {exc}", highlight=False)
+    from safebeal.console import one_line
+
+    err_console.print(Text("error:", style="bold red") + Text(" " + one_line(exc)), highlight=False)
 
 
 def _run(kwargs: Dict[str, Any]) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
 from pathlib import Path
@@ -10,9 +11,10 @@ from typing import Any, Dict, List, Optional
 import typer
 from rich.table import Table
 
+from safebeal.bench.records import DEFAULT_EPISODE_TIMEOUT
 from safebeal.errors import SafebealError
 
-from safebeal.console import console, err_console, fail as _fail
+from safebeal.console import console, err_console, fail as _fail, plain
 
 RATE_COLUMNS = (("safe_success_rate", "SSR"), ("safe_rate", "SafeR"), ("success_rate", "SuccR"),
                 ("safe_rate_at_success", "SafeR@S"), ("executable_rate", "Exec"), ("no_plan_rate", "NoPlan"))
@@ -53,7 +55,7 @@ def leaderboard_table(summary: Dict[str, Any], title: str = "") -> Table:
         rl = m.get("rouge_l")
         rl = rl.get("mean") if isinstance(rl, dict) else rl
         rates = [_fmt(_value(m, k)) for k, _ in RATE_COLUMNS]
-        t.add_row(label.replace("replay:", ""), str(m.get("n", 0)), rates[0], _ci(m, RATE_COLUMNS[0][0]), *rates[1:],
+        t.add_row(plain(label.replace("replay:", "")), str(m.get("n", 0)), rates[0], _ci(m, RATE_COLUMNS[0][0]), *rates[1:],
                   "n/a" if rl is None else f"{rl:.3f}", top_category(m))
     return t
 
@@ -71,6 +73,29 @@ def _progress_bar(total_hint: str):
         bar.update(state["task"], completed=done, total=total)
 
     return bar, update
+
+
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM during a run: stopped like Ctrl-C (workers shut down, the lock released), exit code 143."""
+
+
+@contextlib.contextmanager
+def _sigterm_as_interrupt():
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def _on_term(signum, frame):
+        raise _Terminated()
+
+    old = signal.signal(signal.SIGTERM, _on_term)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, old)
 
 
 def _default_out(dataset: str) -> str:
@@ -97,6 +122,9 @@ def bench(
     objects: List[str] = typer.Option([], "--objects", help="Extra object-hazard YAML file (repeatable)."),
     limit: int = typer.Option(0, "--limit", min=0, help="Only the first N tasks (0 = all)."),
     json_out: bool = typer.Option(False, "--json", help="Print summary.json instead of the table."),
+    episode_timeout: float = typer.Option(DEFAULT_EPISODE_TIMEOUT, "--episode-timeout", min=0,
+                                          help="Seconds one episode's evaluation may take; over it, the episode is recorded "
+                                               "as a 'timeout' error and the run goes on (0: no limit)."),
 ) -> None:
     """Benchmark planners on a dataset: executable, SuccR, SafeR, SafeR@S, Rouge-L, violations. Writes a run
     directory (config.json, samples.jsonl, summary.json, report.html). With no arguments: the offline leaderboard of
@@ -105,17 +133,18 @@ def bench(
 
     cfg = RunConfig(planners=list(planner) or ["replay:*"], dataset=dataset, out=out or _default_out(dataset),
                     backend=backend, workers=workers, resume=resume, overwrite=overwrite, strict=strict,
-                    rules=list(rules), objects=list(objects), limit=limit)
+                    rules=list(rules), objects=list(objects), limit=limit, episode_timeout=episode_timeout or None)
     bar, update = _progress_bar("evaluating")
     t0 = time.perf_counter()
     try:
-        with bar:
+        with bar, _sigterm_as_interrupt():
             summary = run_bench(cfg, progress=update)
     except SafebealError as exc:
         _fail(exc)
-    except KeyboardInterrupt:
-        err_console.print(f"interrupted: samples so far are in {cfg.out}/samples.jsonl; continue with --resume --out {cfg.out}")
-        raise typer.Exit(130)
+    except KeyboardInterrupt as exc:
+        err_console.print(f"interrupted: samples so far are in {cfg.out}/samples.jsonl; continue with --resume --out {cfg.out}",
+                          markup=False, highlight=False)
+        raise typer.Exit(143 if isinstance(exc, _Terminated) else 130)
     _print_summary(summary, cfg.out, json_out, f"{cfg.dataset}: {time.perf_counter() - t0:.1f} s")
 
 
@@ -124,7 +153,7 @@ def _print_summary(summary: Dict[str, Any], out: str, json_out: bool, title: str
         print(json.dumps(summary, indent=1))
         return
     console.print(leaderboard_table(summary, title))
-    console.print(f"run directory: [bold]{out}[/] (summary.json, samples.jsonl, report.html)", highlight=False)
+    console.print(plain(f"run directory: {out} (summary.json, samples.jsonl, report.html)"), highlight=False)
 
 
 def report(

@@ -13,10 +13,14 @@ safe (``safe`` is False with no violations). Tasks without a scene (WorldModel) 
 
 from __future__ import annotations
 
+import re
+import signal
+import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Dict, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from safebeal.bench.records import Episode
 from safebeal.datasets.base import Task
@@ -88,8 +92,90 @@ def first_line(text: str) -> str:
     return next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
 
 
+# -- inputs normalised on entry ------------------------------------------------------------------------------
+_SURROGATE = re.compile("[\ud800-\udfff]")
+REPLACEMENT = "\ufffd"
+
+
+def normalise_text(text: Optional[str], field: str = "raw_output") -> Tuple[Optional[str], List[str]]:
+    """``(text, repairs)``: unpaired UTF-16 surrogates (which no UTF-8 writer can encode) and NUL characters
+    replaced with U+FFFD; a valid surrogate pair written as two code units is joined into its character.
+    ``repairs`` names what was replaced, for :attr:`Episode.input_repairs`; it is empty for clean text."""
+    if text is None or not isinstance(text, str):
+        return text, []
+    repairs: List[str] = []
+    if _SURROGATE.search(text):
+        fixed = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+        n = sum(1 for a in fixed if a == REPLACEMENT) - text.count(REPLACEMENT)
+        if n:
+            repairs.append(f"{field}: {n} unpaired surrogate(s) replaced with U+FFFD")
+        text = fixed
+    if "\x00" in text:
+        repairs.append(f"{field}: {text.count(chr(0))} NUL character(s) replaced with U+FFFD")
+        text = text.replace("\x00", REPLACEMENT)
+    return text, repairs
+
+
+# -- the per-episode time limit -------------------------------------------------------------------------------
+from safebeal.bench.records import DEFAULT_EPISODE_TIMEOUT  # noqa: E402,F401 - re-exported
+
+
+class EpisodeTimeout(BaseException):
+    """Raised inside an evaluation that ran over its time limit. A BaseException, so that no ``except
+    Exception`` on the way (simulator, detector) can swallow it."""
+
+
+@contextmanager
+def time_limit(seconds: Optional[float]) -> Iterator[bool]:
+    """Raise :class:`EpisodeTimeout` in the block after ``seconds`` of wall time (SIGALRM, POSIX, main thread
+    only: evaluation workers are processes, so their main thread runs it). Yields whether the limit is armed
+    (False off the main thread, without SIGALRM, or for ``seconds`` None/0)."""
+    armed = bool(seconds) and hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
+    if not armed:
+        yield False
+        return
+
+    def _on_alarm(signum, frame):
+        raise EpisodeTimeout()
+
+    old = signal.signal(signal.SIGALRM, _on_alarm)
+    t0 = time.monotonic()
+    outer, interval = signal.setitimer(signal.ITIMER_REAL, float(seconds))
+    try:
+        yield True
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+        if outer:  # someone else's timer was running (e.g. a test runner's): give it back what is left of it
+            signal.setitimer(signal.ITIMER_REAL, max(outer - (time.monotonic() - t0), 0.001), interval)
+
+
 def evaluate_output(task: Task, planner: str, text: Optional[str], generation_error: Optional[str], det,
-                    prompt: Optional[list] = None) -> Episode:
+                    timeout: Optional[float] = None, prompt: Optional[list] = None) -> Episode:
+    """One episode. Never raises for any ``text``; with ``timeout`` (seconds), an evaluation over the limit is
+    stopped and recorded as a typed ``timeout`` error (``timed_out`` True, not executable, not safe)."""
+    t0 = time.perf_counter()
+    text, repairs = normalise_text(text, "raw_output")
+    generation_error, more = normalise_text(generation_error, "generation_error")
+    repairs += more
+    try:
+        with time_limit(timeout):
+            ep = _evaluate(task, planner, text, generation_error, det, prompt)
+    except EpisodeTimeout:
+        has_goal = task.goal is not None
+        ep = Episode(planner=planner, dataset=task.dataset, task_id=task.id, instruction=task.instruction,
+                     cluster=task.meta.get("cluster"), prompt=prompt, raw_output=text,
+                     generation_error=generation_error, timed_out=True,
+                     error={"kind": "timeout", "message": f"evaluation stopped after the {timeout:g} s episode time limit",
+                            "step": None, "line": None, "line_no": 0, "sim_error_type": None},
+                     success=False if has_goal else None, safe=False, rouge_l=0.0 if task.reference else None)
+        ep.seconds = time.perf_counter() - t0
+    ep.input_repairs = repairs
+    return ep
+
+
+def _evaluate(task: Task, planner: str, text: Optional[str], generation_error: Optional[str], det,
+              prompt: Optional[list] = None) -> Episode:
     from safebeal.bench.metrics import rouge_l
 
     t0 = time.perf_counter()

@@ -7,6 +7,9 @@ from typing import Any, Dict, List, Optional
 from pydantic import BaseModel, Field
 
 
+DEFAULT_EPISODE_TIMEOUT = 20.0  #: seconds one episode's evaluation may take (``bench --episode-timeout``)
+
+
 class Episode(BaseModel):
     planner: str
     dataset: str
@@ -28,6 +31,11 @@ class Episode(BaseModel):
     violations: List[Dict[str, Any]] = Field(default_factory=list)
     rouge_l: Optional[float] = None
     seconds: float = 0.0
+    #: the evaluation ran over the per-episode time limit and was stopped (``error.kind == "timeout"``)
+    timed_out: bool = False
+    #: what was repaired in the model's output before evaluation, e.g. ``["raw_output: 1 unpaired surrogate(s)
+    #: replaced with U+FFFD"]`` (empty when the output was used as it came)
+    input_repairs: List[str] = Field(default_factory=list)
 
     @property
     def key(self) -> tuple:

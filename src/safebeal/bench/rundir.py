@@ -1,16 +1,29 @@
-"""One directory per run: config.json, samples.jsonl (streamed, resumable), summary.json, report.html."""
+"""One directory per run: config.json, samples.jsonl (streamed, resumable), summary.json, report.html.
+
+Guarantees (see ``docs/reliability.md``): one writer at a time (an ``fcntl.flock`` on ``.lock`` in the run
+directory, released by the kernel when the process dies, so a kill leaves no stale lock); every appended record
+is fsync'd before the run counts it; a cut-off last record is dropped and a valid one missing its newline is
+completed on resume; a record seen twice counts once; config.json and summary.json are replaced atomically.
+"""
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import platform
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import Any, Dict, Iterable, List, Set, Tuple
+from typing import Any, Dict, Iterable, List, Optional, Set, Tuple
 
 from safebeal.bench.records import Episode
 from safebeal.errors import SafebealError
+
+LOCK_NAME = ".lock"
+RUN_FILES = {"config.json", "samples.jsonl", "summary.json", "report.html", "leaderboard.png", "violations_by_category.png",
+             "violations_by_kind.png", LOCK_NAME}  #: what a run writes (other files make --out "not a run" unless config.json is a run's)
+#: lock file descriptors held by this process (closed in forked evaluation workers, see runner._init_worker)
+HELD_LOCK_FDS: Set[int] = set()
 
 
 class RunDirError(SafebealError):
@@ -27,34 +40,192 @@ def package_versions() -> Dict[str, str]:
     return out
 
 
+def read_config_file(path: Path) -> Dict[str, Any]:
+    """A run's config.json as a dict; a missing, unreadable, corrupt or non-object file is a :class:`RunDirError`."""
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise RunDirError(f"{path}: not a run directory (no config.json)") from None
+    except OSError as exc:
+        raise RunDirError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise RunDirError(f"{path}: corrupt config.json: not UTF-8 (byte {exc.start})") from None
+    except json.JSONDecodeError as exc:
+        raise RunDirError(f"{path}:{exc.lineno}: corrupt config.json: {exc.msg}") from None
+    except RecursionError:
+        raise RunDirError(f"{path}: corrupt config.json: nested too deeply") from None
+    if not isinstance(data, dict):
+        raise RunDirError(f"{path}: corrupt config.json: expected a JSON object, got a {type(data).__name__}")
+    planners = data.get("planners", [])
+    if not isinstance(planners, list) or not all(isinstance(p, str) for p in planners):
+        raise RunDirError(f"{path}: corrupt config.json: 'planners' must be a list of names")
+    return data
+
+
+def _atomic_write(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+    try:
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except OSError as exc:
+        try:
+            tmp.unlink()
+        except OSError:
+            pass
+        raise RunDirError(f"{path}: cannot write: {exc.strerror or exc}") from None
+
+
 class RunDir:
     def __init__(self, path: Path | str):
         self.path = Path(path)
         self.samples = self.path / "samples.jsonl"
+        self.duplicates = 0  #: records skipped by the last load() because their (planner, task) came earlier
+        self._lock_fd: Optional[int] = None
 
-    def prepare(self, config: Dict[str, Any], resume: bool, overwrite: bool = False) -> None:
-        self.path.mkdir(parents=True, exist_ok=True)
+    # -- the writer's lock -----------------------------------------------------------------------------
+    def lock(self) -> None:
+        """Become the only writer of this run directory, or raise :class:`RunDirError` naming the holder."""
+        import fcntl
+
+        if self._lock_fd is not None:
+            return
+        p = self.path / LOCK_NAME
+        try:
+            fd = os.open(p, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        except OSError as exc:
+            raise RunDirError(f"{self.path}: cannot create its lock file: {exc.strerror or exc}") from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as exc:
+            holder = os.read(fd, 64).decode("ascii", "replace").strip()
+            os.close(fd)
+            if exc.errno in (errno.EWOULDBLOCK, errno.EACCES, errno.EAGAIN):
+                who = f" (pid {holder})" if holder.isdigit() else ""
+                raise RunDirError(f"{self.path}: another safebeal process{who} is writing this run directory; "
+                                  "wait for it to finish or use another --out") from None
+            raise RunDirError(f"{self.path}: cannot lock: {exc.strerror or exc}") from None
+        os.ftruncate(fd, 0)
+        os.write(fd, str(os.getpid()).encode())
+        self._lock_fd = fd
+        HELD_LOCK_FDS.add(fd)
+
+    def unlock(self) -> None:
+        if self._lock_fd is not None:
+            HELD_LOCK_FDS.discard(self._lock_fd)
+            os.close(self._lock_fd)  # closing the descriptor releases the flock
+            self._lock_fd = None
+
+    def __enter__(self) -> "RunDir":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.unlock()
+
+    # -- setting up ------------------------------------------------------------------------------------
+    def is_run(self) -> bool:
+        """Whether the directory holds a safebeal run (a config.json object with 'dataset' and 'planners')."""
+        try:
+            cfg = json.loads((self.path / "config.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError, RecursionError):
+            return False
+        return isinstance(cfg, dict) and "dataset" in cfg and "planners" in cfg
+
+    def _make_dir(self) -> None:
+        if self.path.exists() and not self.path.is_dir():
+            raise RunDirError(f"--out {self.path}: is a file, not a directory")
+        try:
+            self.path.mkdir(parents=True, exist_ok=True)
+        except FileExistsError:
+            raise RunDirError(f"--out {self.path}: a parent of it is a file, not a directory") from None
+        except NotADirectoryError:
+            raise RunDirError(f"--out {self.path}: a parent of it is a file, not a directory") from None
+        except OSError as exc:
+            raise RunDirError(f"--out {self.path}: cannot create the directory: {exc.strerror or exc}") from None
+
+    def prepare(self, config: Dict[str, Any], resume: bool, overwrite: bool = False) -> Dict[str, Any]:
+        """Create or reopen the run directory and take its lock; returns the config written to config.json
+        (on resume, its planners are the union of the old and the new ones)."""
+        self._make_dir()
         cfg_path = self.path / "config.json"
-        if self.samples.exists() and self.samples.stat().st_size > 0 and not (resume or overwrite):
-            raise RunDirError(f"{self.path} already holds samples.jsonl: pass --resume to continue it or --overwrite to start again")
-        if resume and cfg_path.exists():
-            old = json.loads(cfg_path.read_text())
-            for key in ("dataset", "rules_digest", "strict"):
-                if old.get(key) != config.get(key):
-                    raise RunDirError(f"{cfg_path}: cannot resume: {key} was {old.get(key)!r}, now {config.get(key)!r}")
-            config = {**config, "planners": sorted(set(old.get("planners", [])) | set(config.get("planners", [])))}
-        if overwrite and self.samples.exists():
-            self.samples.unlink()
-        cfg_path.write_text(json.dumps(config, indent=1, sort_keys=True) + "\n")
+        others = [p.name for p in self.path.iterdir() if p.name not in RUN_FILES and not p.name.startswith(".")]
+        if (others or cfg_path.exists()) and not self.is_run() and not overwrite:
+            if resume and cfg_path.exists():
+                read_config_file(cfg_path)  # names what is wrong with it
+            shown = ", ".join(sorted(others)[:3]) + (", ..." if len(others) > 3 else "")
+            raise RunDirError(f"--out {self.path}: not empty and not a safebeal run directory ({shown or 'config.json'}); "
+                              "choose another --out, or pass --overwrite to write into it anyway")
+        self.lock()
+        try:
+            if self.samples.exists() and self.samples.stat().st_size > 0 and not (resume or overwrite):
+                raise RunDirError(f"{self.path} already holds samples.jsonl: pass --resume to continue it or --overwrite to start again")
+            if resume and cfg_path.exists():
+                old = read_config_file(cfg_path)
+                for key in ("dataset", "rules_digest", "strict"):
+                    if old.get(key) != config.get(key):
+                        raise RunDirError(f"{cfg_path}: cannot resume: {key} was {old.get(key)!r}, now {config.get(key)!r}")
+                merged = list(old.get("planners", [])) + [p for p in config.get("planners", []) if p not in old.get("planners", [])]
+                config = {**config, "planners": merged,
+                          "planner_configs": {**(old.get("planner_configs") or {}), **config.get("planner_configs", {})}}
+                self.repair_tail()
+            if overwrite and self.samples.exists():
+                self.samples.unlink()
+            _atomic_write(cfg_path, json.dumps(config, indent=1, sort_keys=True) + "\n")
+        except BaseException:
+            self.unlock()
+            raise
+        return config
 
+    def repair_tail(self) -> None:
+        """Make samples.jsonl end at a record boundary: a valid last record missing its newline gets one; a cut-off
+        last record (a process killed mid-write) is removed (it is re-done)."""
+        if not self.samples.exists():
+            return
+        with open(self.samples, "r+b") as f:
+            size = f.seek(0, os.SEEK_END)
+            if size == 0:
+                return
+            f.seek(size - 1)
+            if f.read(1) == b"\n":
+                return
+            # find the start of the last line without reading the whole file
+            pos, tail = size, b""
+            while pos > 0 and b"\n" not in tail:
+                step = min(65536, pos)
+                pos -= step
+                f.seek(pos)
+                tail = f.read(step) + tail
+            cut = tail.rfind(b"\n")
+            start = pos + cut + 1 if cut >= 0 else 0
+            last = tail[cut + 1 :] if cut >= 0 else tail
+            try:
+                Episode.model_validate_json(last)
+                f.seek(size)
+                f.write(b"\n")
+            except ValueError:
+                f.truncate(start)
+            f.flush()
+            os.fsync(f.fileno())
+
+    # -- reading ---------------------------------------------------------------------------------------
     def load(self) -> List[Episode]:
         """Read samples.jsonl. A corrupted line is an error naming its line number; a truncated *last* line
-        (a run killed mid-write) is cut off and re-done."""
+        (a run killed mid-write) is ignored (and cut off when the writer holds the lock); a record whose
+        (planner, task) came earlier in the file is skipped and counted in :attr:`duplicates`."""
+        self.duplicates = 0
         if not self.samples.exists():
             return []
-        raw = self.samples.read_bytes()
+        try:
+            raw = self.samples.read_bytes()
+        except OSError as exc:
+            raise RunDirError(f"{self.samples}: cannot read: {exc.strerror or exc}") from None
         lines = raw.split(b"\n")
         episodes: List[Episode] = []
+        seen: Set[Tuple[str, str]] = set()
         good_bytes = 0
         for i, line in enumerate(lines, start=1):
             is_last = i == len(lines)
@@ -62,31 +233,45 @@ class RunDir:
                 good_bytes += len(line) + (0 if is_last else 1)
                 continue
             try:
-                episodes.append(Episode.model_validate_json(line))
+                ep = Episode.model_validate_json(line)
             except ValueError as exc:
                 if is_last:  # no trailing newline: the write was interrupted
-                    with open(self.samples, "r+b") as f:
-                        f.truncate(good_bytes)
+                    if self._lock_fd is not None:
+                        with open(self.samples, "r+b") as f:
+                            f.truncate(good_bytes)
                     break
-                raise RunDirError(f"{self.samples}:{i}: corrupted record ({str(exc).splitlines()[0]}); fix or delete that line") from None
+                msg = str(exc).splitlines()[0][:200]
+                raise RunDirError(f"{self.samples}:{i}: corrupted record ({msg}); fix or delete that line") from None
             good_bytes += len(line) + 1
+            if ep.key in seen:
+                self.duplicates += 1
+                continue
+            seen.add(ep.key)
+            episodes.append(ep)
         return episodes
 
     def done_keys(self) -> Set[Tuple[str, str]]:
         return {e.key for e in self.load()}
 
+    # -- writing ---------------------------------------------------------------------------------------
     def append(self, episodes: Iterable[Episode]) -> None:
         self.append_lines(e.model_dump_json() for e in episodes)
 
     def append_lines(self, lines: Iterable[str]) -> None:
-        """Append serialised episodes, one JSON object per line, flushed to disk before returning."""
-        with open(self.samples, "a") as f:
-            for line in lines:
-                f.write(line + "\n")
-            f.flush()
-            os.fsync(f.fileno())
+        """Append serialised episodes, one JSON object per line, flushed to disk before returning. A failed write
+        (disk full, I/O error) is a :class:`RunDirError`; what was written before stays, a cut-off last record
+        is removed on ``--resume``."""
+        try:
+            with open(self.samples, "a", encoding="utf-8") as f:
+                for line in lines:
+                    f.write(line + "\n")
+                f.flush()
+                os.fsync(f.fileno())
+        except OSError as exc:
+            raise RunDirError(f"{self.samples}: cannot write: {exc.strerror or exc}; the records written before are kept, "
+                              "free space and continue with --resume") from None
 
     def write_json(self, name: str, data: Any) -> Path:
         p = self.path / name
-        p.write_text(json.dumps(data, indent=1, sort_keys=False) + "\n")
+        _atomic_write(p, json.dumps(data, indent=1, sort_keys=False) + "\n")
         return p

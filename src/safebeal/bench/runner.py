@@ -12,16 +12,18 @@ already there, so a killed run loses nothing and duplicates nothing.
 
 from __future__ import annotations
 
-import json
+import os
+import threading
 import time
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
-from safebeal.bench.evaluate import detector_for, evaluate_output
+from safebeal.bench.evaluate import DEFAULT_EPISODE_TIMEOUT, detector_for, evaluate_output, normalise_text
 from safebeal.bench.records import Episode
-from safebeal.bench.rundir import RunDir, RunDirError, package_versions
+from safebeal.bench.rundir import HELD_LOCK_FDS, RunDir, RunDirError, package_versions, read_config_file
 from safebeal.datasets.base import DATASETS, Task
 from safebeal.errors import SafebealError
 
@@ -43,6 +45,7 @@ class RunConfig:
     objects: List[str] = field(default_factory=list)
     chunk: int = 64
     limit: int = 0
+    episode_timeout: Optional[float] = DEFAULT_EPISODE_TIMEOUT  # seconds per episode's evaluation (None/0: no limit)
 
 
 def expand_planners(specs: Sequence[str]) -> List[str]:
@@ -84,19 +87,80 @@ def build_planners(specs: Sequence[str], backend: Optional[str] = None) -> list:
 # -- worker side ---------------------------------------------------------------------------------------------
 _TASKS: Dict[str, Task] = {}
 _DET_ARGS: Tuple = ()
+_TIMEOUT: Optional[float] = None
+PR_SET_PDEATHSIG = 1
 
 
-def _init_worker(dataset: str, det_args: Tuple) -> None:
-    global _TASKS, _DET_ARGS
+def _die_with_parent(parent_pid: int) -> None:
+    """A worker must not outlive the run (a killed run left 1.4 GB workers behind): the kernel sends it SIGKILL
+    when its parent dies (Linux ``prctl(PR_SET_PDEATHSIG)``), and a watchdog thread exits when the parent pid
+    changes (other POSIX systems, or a parent that died before the prctl)."""
+    import signal
+
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
+    except (OSError, AttributeError):  # not Linux
+        pass
+    if os.getppid() != parent_pid:
+        os._exit(1)
+
+    def watch() -> None:
+        while True:
+            time.sleep(1.0)
+            if os.getppid() != parent_pid:
+                os._exit(1)
+
+    threading.Thread(target=watch, name="parent-watchdog", daemon=True).start()
+
+
+def _init_worker(dataset: str, det_args: Tuple, timeout: Optional[float] = None, parent_pid: Optional[int] = None) -> None:
+    global _TASKS, _DET_ARGS, _TIMEOUT
+    if parent_pid is not None:  # a worker process (not the in-process evaluation of --workers 1)
+        _die_with_parent(parent_pid)
+        for fd in list(HELD_LOCK_FDS):  # the parent's run-directory lock, inherited by fork: not ours to hold
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        HELD_LOCK_FDS.clear()
     _TASKS = {t.id: t for t in DATASETS.create(dataset).tasks()}
     _DET_ARGS = det_args
+    _TIMEOUT = timeout
+
+
+def dump_episode(ep: Episode) -> str:
+    """``ep`` as one JSON line. Text that cannot be encoded (an unpaired surrogate that got past
+    :func:`normalise_text`) is repaired and noted in ``input_repairs`` rather than failing the run."""
+    try:
+        return ep.model_dump_json()
+    except ValueError:  # pydantic_core.PydanticSerializationError derives from ValueError
+        notes: List[str] = []
+
+        def clean(v: Any, where: str) -> Any:
+            if isinstance(v, str):
+                fixed, rep = normalise_text(v, where)
+                notes.extend(rep)
+                return fixed
+            if isinstance(v, dict):
+                return {clean(k, where): clean(x, where) for k, x in v.items()}
+            if isinstance(v, list):
+                return [clean(x, where) for x in v]
+            return v
+
+        data = {k: clean(v, k) for k, v in ep.model_dump().items()}
+        data["input_repairs"] = list(dict.fromkeys(list(ep.input_repairs) + notes))
+        return Episode.model_validate(data).model_dump_json()
 
 
 Output = Tuple[str, Optional[str], Optional[str], Optional[list]]  # (planner label, text, error, prompt)
 
 
 def _eval_group(job: Tuple[str, List[Output]]) -> List[str]:
-    """Evaluate every planner's output on one task. Identical outputs are evaluated once."""
+    """Evaluate every planner's output on one task. Identical outputs are evaluated once; each evaluation runs
+    under the per-episode time limit."""
     task_id, outputs = job
     task = _TASKS[task_id]
     det = detector_for(*_DET_ARGS)
@@ -105,10 +169,10 @@ def _eval_group(job: Tuple[str, List[Output]]) -> List[str]:
     for planner, text, err, prompt in outputs:
         ep = memo.get((text, err))
         if ep is None:
-            ep = memo[(text, err)] = evaluate_output(task, planner, text, err, det, prompt)
+            ep = memo[(text, err)] = evaluate_output(task, planner, text, err, det, timeout=_TIMEOUT, prompt=prompt)
         else:
             ep = ep.model_copy(update={"planner": planner, "prompt": prompt})
-        out.append(ep.model_dump_json())
+        out.append(dump_episode(ep))
     return out
 
 
@@ -145,7 +209,15 @@ def run_bench(cfg: RunConfig, progress: Optional[Progress] = None, planners: Opt
         "run_config": {k: v for k, v in asdict(cfg).items() if k not in ("resume", "overwrite")},
         "versions": package_versions(),
     }
-    run.prepare(config, resume=cfg.resume, overwrite=cfg.overwrite)
+    config = run.prepare(config, resume=cfg.resume, overwrite=cfg.overwrite)  # takes the writer's lock
+    try:
+        return _run_locked(cfg, run, config, tasks, planners, labels, progress, t0)
+    finally:
+        run.unlock()
+
+
+def _run_locked(cfg: RunConfig, run: RunDir, config: Dict[str, Any], tasks: List[Task], planners: list,
+                labels: List[str], progress: Optional[Progress], t0: float) -> Dict[str, Any]:
     done = run.done_keys() if cfg.resume else set()
     total = len(tasks) * len(planners)
     n_done = sum(1 for p in labels for t in tasks if (p, t.id) in done)
@@ -154,9 +226,10 @@ def run_bench(cfg: RunConfig, progress: Optional[Progress] = None, planners: Opt
     det_args = (tuple(cfg.rules), tuple(cfg.objects), cfg.strict)
     pool = None
     if cfg.workers > 1:
-        pool = ProcessPoolExecutor(max_workers=cfg.workers, initializer=_init_worker, initargs=(cfg.dataset, det_args))
+        pool = ProcessPoolExecutor(max_workers=cfg.workers, initializer=_init_worker,
+                                   initargs=(cfg.dataset, det_args, cfg.episode_timeout, os.getpid()))
     else:
-        _init_worker(cfg.dataset, det_args)
+        _init_worker(cfg.dataset, det_args, cfg.episode_timeout)
     try:
         for start in range(0, len(tasks), cfg.chunk):
             chunk = tasks[start : start + cfg.chunk]
@@ -174,10 +247,15 @@ def run_bench(cfg: RunConfig, progress: Optional[Progress] = None, planners: Opt
                 n_done += len(lines)
                 if progress:
                     progress(n_done, total)
+    except BrokenProcessPool:
+        raise RunDirError(f"an evaluation worker process died (killed by the system, out of memory?); the {n_done} "
+                          f"finished samples are kept in {run.samples}: continue with --resume") from None
     finally:
         if pool:
             pool.shutdown(cancel_futures=True)
-    return finish_run(run, labels, config, {"n_tasks": len(tasks), "seconds": round(time.perf_counter() - t0, 2)})
+    # every planner the run directory holds (a resume with some of them keeps the others in the summary)
+    return finish_run(run, config.get("planners", labels), config,
+                      {"n_tasks": len(tasks), "seconds": round(time.perf_counter() - t0, 2)})
 
 
 def finish_run(run: RunDir, labels: Sequence[str], config: Dict[str, Any], meta: Dict[str, Any]) -> Dict[str, Any]:
@@ -185,6 +263,11 @@ def finish_run(run: RunDir, labels: Sequence[str], config: Dict[str, Any], meta:
     from safebeal.bench.report import write_report
 
     episodes = run.load()
+    if run.duplicates:
+        import logging
+
+        logging.getLogger("safebeal").warning("%s: %d duplicate record(s) skipped (a (planner, task) seen earlier in the file "
+                                              "counts once)", run.samples, run.duplicates)
     summary = summarize_run(episodes, labels)
     run.write_json("summary.json", summary)
     write_report(run.path, summary, config, {"dataset": config.get("dataset"), **meta})
@@ -202,20 +285,26 @@ def summarize_run(episodes: Sequence[Episode], labels: Sequence[str]) -> Dict[st
 
 
 def read_config(run_dir: Path | str) -> Dict[str, Any]:
+    """A run directory's config.json; missing, corrupt, non-object or without 'dataset': :class:`RunDirError`."""
     p = Path(run_dir) / "config.json"
-    try:
-        return json.loads(p.read_text())
-    except FileNotFoundError:
-        raise RunDirError(f"{p}: not a run directory (no config.json)") from None
-    except json.JSONDecodeError as exc:
-        raise RunDirError(f"{p}:{exc.lineno}: corrupt config.json: {exc.msg}") from None
+    if not Path(run_dir).is_dir():
+        raise RunDirError(f"{run_dir}: not a run directory (no such directory)")
+    config = read_config_file(p)
+    if not isinstance(config.get("dataset"), str):
+        raise RunDirError(f"{p}: corrupt config.json: no 'dataset' name")
+    return config
 
 
 def report_run(run_dir: Path | str) -> Dict[str, Any]:
-    """Re-summarise an existing run directory (e.g. after an interrupted run) and rewrite its report."""
+    """Re-summarise an existing run directory (e.g. after an interrupted run) and rewrite its report. Refused
+    while another process writes the run (it takes the run directory's lock)."""
     run = RunDir(run_dir)
     config = read_config(run_dir)
-    return finish_run(run, config.get("planners", []), config, {"n_tasks": config.get("n_tasks")})
+    run.lock()
+    try:
+        return finish_run(run, config.get("planners", []), config, {"n_tasks": config.get("n_tasks")})
+    finally:
+        run.unlock()
 
 
 def rescore(run_dir: Path | str, out: Path | str, rules: Sequence[str] = (), objects: Sequence[str] = (),
@@ -224,6 +313,8 @@ def rescore(run_dir: Path | str, out: Path | str, rules: Sequence[str] = (), obj
     """Re-score a run's recorded raw outputs with other rules (or attribution) without calling any planner."""
     from safebeal.planners.planners import RecordedRunPlanner
 
+    if Path(out).resolve() == Path(run_dir).resolve():
+        raise RunDirError("--out must differ from the run being re-scored")
     src = RunDir(run_dir)
     config = read_config(run_dir)
     episodes = src.load()

@@ -18,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Dict, FrozenSet, List, Mapping, Optional, Sequence, Tuple
 
+from safebeal.errors import SafebealError
 from safebeal.scene import StateView, Trajectory
 
 NodeGoal = Tuple[int, str]  # (node id, STATE)
@@ -99,6 +100,64 @@ class Goal:
         return GoalResult(ok, hit if ok else None, detail)
 
 
+class GoalError(SafebealError):
+    """A goal that is not a valid VirtualHome ``vh_goal``."""
+
+
+VH_GOAL_KEYS = ("goal", "actions")
+NODE_GOAL_KEYS = frozenset({"id", "state"})
+EDGE_GOAL_KEYS = frozenset({"from_id", "relation_type", "to_id"})
+
+
+def _short(v: Any) -> str:
+    r = repr(v)
+    return r if len(r) <= 120 else r[:117] + "..."
+
+
+def _is_id(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool) and 0 <= v < 10**12
+
+
+def validate_vh_goal(vh_goal: Any, source: str = "<goal>") -> None:
+    """Schema check of a ``vh_goal``: a mapping with only ``goal`` (a list of node goals ``{id, state}`` (an informative ``class_name`` allowed) and edge
+    goals ``{from_id, relation_type, to_id}``, ids integers, names known to the simulator) and ``actions`` (a
+    list of action names, ``"A|B"`` for alternatives)."""
+    from safebeal.scene import _sim
+
+    if not isinstance(vh_goal, Mapping):
+        raise GoalError(f"{source}: the goal must be an object with 'goal' and 'actions', got a {type(vh_goal).__name__}: {_short(vh_goal)}")
+    unknown = [k for k in vh_goal if k not in VH_GOAL_KEYS]
+    if unknown:
+        raise GoalError(f"{source}: unknown goal key(s) {sorted(map(str, unknown))}; allowed: {list(VH_GOAL_KEYS)}")
+    entries = vh_goal.get("goal", [])
+    if not isinstance(entries, list):
+        raise GoalError(f"{source}: 'goal' must be a list of node and edge goals, got a {type(entries).__name__}")
+    for i, g in enumerate(entries):
+        where = f"{source}: goal entry #{i}"
+        if not isinstance(g, Mapping):
+            raise GoalError(f"{where} must be an object, got {_short(g)}")
+        keys = set(g)
+        if "class_name" in keys and not isinstance(g["class_name"], str):
+            raise GoalError(f"{where}: 'class_name' must be a name, got {_short(g['class_name'])}")
+        if keys - {"class_name"} == NODE_GOAL_KEYS:
+            if not _is_id(g["id"]):
+                raise GoalError(f"{where}: 'id' must be an integer node id, got {_short(g['id'])}")
+            if not isinstance(g["state"], str) or g["state"].upper() not in _sim.State.__members__:
+                raise GoalError(f"{where}: unknown state {_short(g['state'])}")
+        elif keys == EDGE_GOAL_KEYS:
+            for k in ("from_id", "to_id"):
+                if not _is_id(g[k]):
+                    raise GoalError(f"{where}: '{k}' must be an integer node id, got {_short(g[k])}")
+            if not isinstance(g["relation_type"], str) or g["relation_type"].upper() not in _sim.Relation.__members__:
+                raise GoalError(f"{where}: unknown relation_type {_short(g['relation_type'])}")
+        else:
+            raise GoalError(f"{where} is neither a node nor an edge goal ({{id, state}} or {{from_id, relation_type, to_id}}): "
+                            f"keys {sorted(map(str, keys))}")
+    actions = vh_goal.get("actions", [])
+    if not isinstance(actions, list) or not all(isinstance(a, str) for a in actions):
+        raise GoalError(f"{source}: 'actions' must be a list of action names, got {_short(actions)}")
+
+
 @dataclass(frozen=True)
 class GoalSpec(Goal):
     """A VirtualHome ``vh_goal``: node-state goals, edge goals, ordered action goals."""
@@ -110,16 +169,16 @@ class GoalSpec(Goal):
 
     @classmethod
     def from_vh_goal(cls, vh_goal: Mapping[str, Any], source: str = "<goal>") -> "GoalSpec":
+        """Build from a VirtualHome ``vh_goal`` (``{"goal": [...], "actions": [...]}``), validated: unknown keys
+        (a misspelled ``goals``), non-integer ids, unknown states or relations are a :class:`GoalError` naming
+        ``source`` and the entry, never a goal that is silently empty."""
+        validate_vh_goal(vh_goal, source)
         nodes, edges = [], []
         for g in vh_goal.get("goal", []):
-            if {"id", "state"} <= set(g):
+            if "state" in g:
                 nodes.append((int(g["id"]), str(g["state"]).upper()))
-            elif {"from_id", "relation_type", "to_id"} <= set(g):
-                edges.append((int(g["from_id"]), str(g["relation_type"]).upper(), int(g["to_id"])))
             else:
-                from safebeal.errors import SafebealError
-
-                raise SafebealError(f"{source}: goal entry is neither a node nor an edge goal: {g}")
+                edges.append((int(g["from_id"]), str(g["relation_type"]).upper(), int(g["to_id"])))
         # duplicates are dropped (as virtualhome-eval does), order kept
         return cls(tuple(dict.fromkeys(nodes)), tuple(dict.fromkeys(edges)), tuple(vh_goal.get("actions", [])))
 

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import List, Optional
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from safebeal.console import console, fail as _fail
@@ -113,7 +114,7 @@ def dataset_validate(
                       f"{rep['rouge']['threshold']}: {rep['rouge']['pairs_at_or_above']} ({rep['seconds']}s)")
         for eid, probs in list(rep["problems_by_entry"].items())[:20]:
             for p in probs:
-                console.print(f"[red]{eid}[/]: {p['kind']}: {p['message']}", highlight=False)
+                console.print(f"[red]{escape(str(eid))}[/]: {escape(str(p['kind']))}: {escape(str(p['message']))}", highlight=False)
     raise typer.Exit(0 if rep["invalid"] == 0 else 1)
 
 

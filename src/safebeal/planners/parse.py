@@ -39,6 +39,7 @@ from typing import Any, Container, Dict, Iterable, List, Mapping, Optional, Sequ
 
 from safebeal.errors import SafebealError
 from safebeal.scene.actions import ACTION_ARITY
+from safebeal.scene.script import parse_id
 
 MAX_CHARS = 1_000_000  #: longest output parsed (characters); longer ones give PlanTooLarge
 MAX_STEPS = 500  #: most steps in a plan; more give PlanTooLarge (the steps up to the cap are kept)
@@ -186,9 +187,17 @@ def _normalise_action(raw: str) -> str:
 
 
 def _id(raw: Optional[str]) -> Optional[int]:
+    """An id as written: ``12`` or the dataset form ``1.12`` (see :func:`safebeal.scene.script.parse_id`).
+    Callers check :func:`_bad_id` first; here a malformed id cannot occur."""
     if raw is None:
         return None
-    return int(raw.split(".")[-1])  # dataset ids are written (1.1001): the part after the dot
+    i = parse_id(raw)
+    assert i is not None, raw
+    return i
+
+
+def _bad_id(raw: Optional[str]) -> bool:
+    return raw is not None and parse_id(raw) is None
 
 
 class _Lines:
@@ -215,10 +224,13 @@ def _check_vocab(steps: List[Step]) -> Optional[PlanError]:
 # -- script lines ----------------------------------------------------------------------------------------
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _MARKER = r"(?:(?:step\s*)?\d+\s*[.):]|\(\d+\)|[-*\u2022+])"
-_ACTION_LINE = re.compile(r"^\s*(?P<marker>" + _MARKER + r")?\s*\[(?P<action>[A-Za-z][A-Za-z_ \-]*)\](?P<rest>.*)$", re.I)
-_LISTED = re.compile(r"^\s*" + _MARKER + r"\s+\S", re.I)
-_ARG = re.compile(r"\s*<(?P<name>[^<>]*)>(?:\s*\(\s*(?P<id>\d{1,18}(?:\.\d{1,18})?)\s*\))?")
-_TAIL = re.compile(r"\s*[.,;]?\s*(?:(?:#|//).*)?$")
+# Every pattern here runs in time linear in the line: no two quantifiers can share the same characters
+# (possessive ``*+`` / ``++`` and atomic groups never give back what they took), so a line of 40,000 spaces or
+# ``<`` + 200 spaces is rejected in one pass (tests/planners/test_parse_hardening.py times them).
+_ACTION_LINE = re.compile(r"^\s*+(?:(?P<marker>" + _MARKER + r")\s*+)?\[(?P<action>[A-Za-z][A-Za-z_ \-]*+)\](?P<rest>.*)$", re.I)
+_LISTED = re.compile(r"^\s*+" + _MARKER + r"\s++\S", re.I)
+_ARG = re.compile(r"\s*+<(?P<name>[^<>]*+)>(?:\s*+\(\s*+(?P<id>[0-9.]{1,40}+)\s*+\))?")
+_TAIL = re.compile(r"\s*+(?:[.,;]\s*+)?(?:(?:#|//).*)?$")
 
 
 def _parse_action_line(m: "re.Match[str]", line_no: int, raw: str) -> Union[Step, PlanError]:
@@ -232,6 +244,9 @@ def _parse_action_line(m: "re.Match[str]", line_no: int, raw: str) -> Union[Step
         name = normalise_name(am.group("name"))
         if not name:
             return ParseError("empty object name", line=line_no, text=raw.strip())
+        if _bad_id(am.group("id")):
+            return ParseError(f"malformed id ({am.group('id')}): ids are integers such as (12), or (1.12) as in the dataset",
+                              line=line_no, text=raw.strip())
         args.append(Arg(name, _id(am.group("id"))))
         pos = am.end()
     if not _TAIL.match(rest, pos):
@@ -377,11 +392,14 @@ class _JsonWalker:
                                              text=f"{action}: {json.dumps(raw_args)}"))
             if not a.strip():
                 continue  # "" stands for "no argument" in the recorded outputs (upstream drops it too)
-            m = _JSON_ARG.fullmatch(a)
-            name = normalise_name(m.group(1) if m else a)
+            raw_name, raw_id = _json_arg(a)
+            name = normalise_name(raw_name)
             if not name:
                 return self._fail(ParseError("empty object name", line=line or None, step=len(self.steps), text=a))
-            args.append(Arg(name, _id(m.group(2)) if m else None))
+            if _bad_id(raw_id):
+                return self._fail(ParseError(f"malformed id ({raw_id}): ids are integers such as (12)", line=line or None,
+                                             step=len(self.steps), text=a))
+            args.append(Arg(name, _id(raw_id)))
         self.steps.append(Step(normalise_action(action), tuple(args), line))
         return len(self.steps) <= self.max_steps
 
@@ -429,7 +447,27 @@ class _JsonWalker:
         return self._fail(ParseError("JSON list item is not an action", step=len(self.steps), text=json.dumps(e)))
 
 
-_JSON_ARG = re.compile(r"\s*<?\s*([^<>()]*?)\s*>?\s*(?:\(\s*(\d{1,18}(?:\.\d{1,18})?)\s*\))?\s*")
+_ID_CHARS = frozenset("0123456789.")
+
+
+def _json_arg(a: str) -> Tuple[str, Optional[str]]:
+    """``"<cup> (12)"``, ``"cup (12)"``, ``"<cup>"``, ``"cup"`` -> (name, id text or None). By hand, in linear
+    time (the regex it replaces backtracked in ~n^4 on ``"<" + 200 spaces + ">x"``). A string whose name part
+    holds ``<``, ``>``, ``(`` or ``)`` is taken whole as the name, with no id, as before."""
+    s = a.strip()
+    raw_id: Optional[str] = None
+    if s.endswith(")"):
+        j = s.rfind("(")
+        inner = s[j + 1 : -1].strip() if j >= 0 else ""
+        if inner and set(inner) <= _ID_CHARS:
+            raw_id, s = inner, s[:j].rstrip()
+    if s.startswith("<"):
+        s = s[1:].lstrip()
+    if s.endswith(">"):
+        s = s[:-1].rstrip()
+    if any(c in "<>()" for c in s):
+        return a, None
+    return s, raw_id
 
 
 _JSON_START = re.compile(r"""\{\s*["'}]|\[\s*[\[{"'\]]""")

@@ -10,7 +10,7 @@ from typing import List, Optional
 import typer
 from rich.table import Table
 
-from safebeal.console import console, fail
+from safebeal.console import console, fail, plain
 from safebeal.errors import SafebealError
 
 rules_app = typer.Typer(no_args_is_help=True, help="List and validate hazard rules.")
@@ -54,7 +54,7 @@ def rules_list(
         t.columns[i].no_wrap = True
     for r in rows:
         path, _, line = r["source"].rpartition(":")
-        t.add_row(r["id"], r["kind"], r["category"], r["message"], f"{_display_path(path)}:{line}")
+        t.add_row(plain(r["id"]), r["kind"], r["category"], plain(r["message"]), plain(f"{_display_path(path)}:{line}"))
     console.print(t)
 
 

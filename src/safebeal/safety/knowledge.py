@@ -90,7 +90,14 @@ def load_objects(path: Path | str, vocabulary: Optional[Mapping[str, str]] = Non
         if bad:
             raise YamlError(src, _find_line(src, cls) or base_line, f"class {cls!r}: unknown attribute(s) {bad}; known: {sorted(vocab)}")
         classes[str(cls)] = frozenset(attrs)
-    aliases = {str(k): str(v) for k, v in strip_lines(raw.get("aliases") or {}).items()}
+    aliases_raw = raw.get("aliases") or {}
+    if not isinstance(aliases_raw, dict):
+        raise YamlError(src, line_of(raw), "'aliases' must map a class name to a listed class name (alias: class)")
+    aliases: Dict[str, str] = {}
+    for k, v in strip_lines(aliases_raw).items():
+        if not isinstance(v, str) or not isinstance(k, str):
+            raise YamlError(src, _find_line(src, str(k)) or line_of(aliases_raw), f"alias {k!r}: must map a name to a class name, got {v!r}")
+        aliases[k] = v
     return ObjectKB(attributes, classes, aliases, [src])
 
 

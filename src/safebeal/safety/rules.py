@@ -104,6 +104,51 @@ def _compile(rule: Rule, kb: ObjectKB) -> None:
         rule.affected = compile_affected(w["object"], kb)
 
 
+MAX_FORMAT_WIDTH = 200  #: widest format spec allowed in a message field ({object:>2000000000} hung `check`)
+TERMINATION_FIELDS = ("object", "witness")
+
+
+def message_fields(rule: Rule) -> Tuple[str, ...]:
+    """The fields a rule's message may use: ``{object}`` and ``{witness}``, and ``{arg0}``.. for process rules."""
+    if rule.kind == "process":
+        n = max((ACTION_ARITY[a] for a in rule.actions), default=0)
+        return TERMINATION_FIELDS + tuple(f"arg{i}" for i in range(n))
+    return TERMINATION_FIELDS
+
+
+def check_message(rule: Rule) -> None:
+    """Validate ``rule.message`` as a ``str.format`` template: it parses, names only :func:`message_fields`
+    (no attribute or index access), and any format spec is a plain one with a width of at most
+    :data:`MAX_FORMAT_WIDTH` (no nested fields). Use ``{{`` and ``}}`` for literal braces."""
+    import string
+
+    allowed = message_fields(rule)
+    try:
+        parts = list(string.Formatter().parse(rule.message))
+    except ValueError as exc:
+        raise ConditionError(f"message {rule.message[:80]!r} is not a valid template ({exc}); write literal braces as {{{{ and }}}}") from None
+    for _, name, spec, conv in parts:
+        if name is None:
+            continue
+        if name not in allowed:
+            raise ConditionError(f"message field {{{name}}} is not one of {['{' + a + '}' for a in allowed]}")
+        if conv not in (None, "s", "r"):
+            raise ConditionError(f"message field {{{name}}}: unknown conversion !{conv}")
+        if spec:
+            if "{" in spec or "}" in spec:
+                raise ConditionError(f"message field {{{name}}}: nested fields in a format spec are not allowed")
+            import re
+
+            m = re.fullmatch(r"(?:.?[<>^])?(\d{1,4})?(?:\.(\d{1,4}))?s?", spec)
+            if not m or any(int(g) > MAX_FORMAT_WIDTH for g in m.groups() if g):
+                raise ConditionError(f"message field {{{name}}}: format spec {spec[:40]!r} is not allowed (an alignment "
+                                     f"and a width up to {MAX_FORMAT_WIDTH}, e.g. {{{name}:>20}})")
+    try:
+        rule.message.format(**{a: "x" for a in allowed})
+    except (ValueError, KeyError, IndexError) as exc:
+        raise ConditionError(f"message {rule.message[:80]!r} cannot be formatted: {exc}") from None
+
+
 def load_rule_file(path: Path | str, kb: ObjectKB) -> List[Rule]:
     src = str(path)
     raw = load_yaml_with_lines(path)
@@ -127,10 +172,13 @@ def load_rule_file(path: Path | str, kb: ObjectKB) -> List[Rule]:
             raise YamlError(src, line, f"kind must be one of {list(KINDS)}, got {item['kind']!r}", rid)
         if item["category"] not in CATEGORIES:
             raise YamlError(src, line, f"unknown category slug {item['category']!r}; known: {list(CATEGORIES)}", rid)
-        rule = Rule(str(rid), item["kind"], item["category"], str(item["message"]), item["when"], src, line or 0,
+        if not isinstance(item["message"], str):
+            raise YamlError(src, line, f"message must be text, got {item['message']!r}", rid)
+        rule = Rule(str(rid), item["kind"], item["category"], item["message"], item["when"], src, line or 0,
                     str(item.get("description", "")))
         try:
             _compile(rule, kb)
+            check_message(rule)
         except ConditionError as exc:
             raise YamlError(src, exc.line or line_of(item.get("when")) or line, str(exc), rid) from None
         out.append(rule)

@@ -112,43 +112,110 @@ class SceneGraph:
         return f"SceneGraph({self.source!r}, {len(self.data['nodes'])} nodes, {len(self.data['edges'])} edges)"
 
 
+NODE_KEYS = frozenset({"id", "class_name", "category", "properties", "states", "prefab_name", "bounding_box", "obj_transform"})
+EDGE_KEYS = frozenset({"from_id", "relation_type", "to_id"})
+GRAPH_KEYS = frozenset({"nodes", "edges"})
+FILE_KEYS = frozenset({"init_graph", "final_graph", "goal"})
+MAX_SCENE_BYTES = 256 * 1024 * 1024  #: larger scene files are refused (VirtualHome scenes are 1-5 MB)
+MAX_NODE_ID = 10**12
+
+
+def _short(v: Any) -> str:
+    r = repr(v)
+    return r if len(r) <= 120 else r[:117] + "..."
+
+
+def _is_id(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool) and 0 <= v < MAX_NODE_ID
+
+
 def _check_graph_dict(data: Any, source: str) -> None:
+    """Schema check of a ``{"nodes", "edges"}`` graph: types, known keys, known states, properties and relations,
+    unique node ids, edges between existing nodes. Raises :class:`SceneLoadError` naming the first culprit."""
     if not isinstance(data, Mapping) or "nodes" not in data or "edges" not in data:
         raise SceneLoadError(f"{source}: expected a JSON object with 'nodes' and 'edges' (or 'init_graph')")
+    unknown = set(data) - GRAPH_KEYS
+    if unknown:
+        raise SceneLoadError(f"{source}: unknown graph key(s) {sorted(map(str, unknown))}; allowed: {sorted(GRAPH_KEYS)}")
+    for key in ("nodes", "edges"):
+        if not isinstance(data[key], list):
+            raise SceneLoadError(f"{source}: '{key}' must be a list, got {_short(data[key])}")
     ids = set()
     for i, n in enumerate(data["nodes"]):
         if not isinstance(n, Mapping) or "id" not in n or "class_name" not in n:
-            raise SceneLoadError(f"{source}: node #{i} lacks 'id' or 'class_name': {str(n)[:120]}")
+            raise SceneLoadError(f"{source}: node #{i} lacks 'id' or 'class_name': {_short(n)}")
+        bad_keys = set(n) - NODE_KEYS
+        if bad_keys:
+            raise SceneLoadError(f"{source}: node #{i} has unknown key(s) {sorted(map(str, bad_keys))}; allowed: {sorted(NODE_KEYS)}")
+        if not _is_id(n["id"]):
+            raise SceneLoadError(f"{source}: node #{i}: 'id' must be a non-negative integer, got {_short(n['id'])}")
+        if n["id"] in ids:
+            raise SceneLoadError(f"{source}: node #{i}: duplicate id {n['id']}")
+        if not isinstance(n["class_name"], str) or not n["class_name"]:
+            raise SceneLoadError(f"{source}: node #{i}: 'class_name' must be a non-empty name, got {_short(n['class_name'])}")
+        if n.get("category") is not None and not isinstance(n["category"], str):
+            raise SceneLoadError(f"{source}: node #{i}: 'category' must be a name, got {_short(n['category'])}")
         for key, enum in (("states", _sim.State), ("properties", _sim.Property)):
-            bad = [x for x in n.get(key, []) if str(x).upper() not in enum.__members__]
+            vals = n.get(key, [])
+            if not isinstance(vals, list) or not all(isinstance(x, str) for x in vals):
+                raise SceneLoadError(f"{source}: node #{i} ({n['class_name']}): '{key}' must be a list of names, got {_short(vals)}")
+            bad = [x for x in vals if x.upper() not in enum.__members__]
             if bad:
-                raise SceneLoadError(f"{source}: node #{i} ({n['class_name']}) has unknown {key} {bad}")
+                raise SceneLoadError(f"{source}: node #{i} ({n['class_name']}) has unknown {key} {_short(bad)}")
         ids.add(n["id"])
     for i, e in enumerate(data["edges"]):
-        if not isinstance(e, Mapping) or not {"from_id", "to_id", "relation_type"} <= set(e):
-            raise SceneLoadError(f"{source}: edge #{i} lacks from_id/relation_type/to_id: {str(e)[:120]}")
-        if str(e["relation_type"]).upper() not in _sim.Relation.__members__:
-            raise SceneLoadError(f"{source}: edge #{i} has unknown relation_type {e['relation_type']!r}")
+        if not isinstance(e, Mapping) or set(e) != EDGE_KEYS:
+            raise SceneLoadError(f"{source}: edge #{i} must have exactly from_id, relation_type, to_id: {_short(e)}")
+        if not isinstance(e["relation_type"], str) or e["relation_type"].upper() not in _sim.Relation.__members__:
+            raise SceneLoadError(f"{source}: edge #{i} has unknown relation_type {_short(e['relation_type'])}")
+        if not _is_id(e["from_id"]) or not _is_id(e["to_id"]):
+            raise SceneLoadError(f"{source}: edge #{i}: from_id and to_id must be integer node ids: {_short(e)}")
         if e["to_id"] not in ids or e["from_id"] not in ids:
-            raise SceneLoadError(f"{source}: edge #{i} refers to a node id that does not exist: {dict(e)}")
+            raise SceneLoadError(f"{source}: edge #{i} refers to a node id that does not exist: {_short(dict(e))}")
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a valid JSON number")
 
 
 def read_graph_json(path: Path) -> Tuple[Dict[str, Any], Optional[Dict[str, Any]], Any]:
-    """Read a graph file: ``{"nodes","edges"}`` or ``{"init_graph", "final_graph"?, "goal"?}``.
+    """Read a graph file: ``{"nodes","edges"}`` or ``{"init_graph", "final_graph"?, "goal"?}``, validated
+    (:func:`_check_graph_dict`; the goal is checked where it is used, by ``GoalSpec.from_vh_goal``).
 
     Returns ``(init, final_or_None, goal_or_None)``.
     """
     try:
-        with open(path) as f:
-            raw = json.load(f)
+        with open(path, "rb") as f:
+            raw_bytes = f.read(MAX_SCENE_BYTES + 1)
     except FileNotFoundError:
         raise SceneLoadError(f"{path}: scene file not found") from None
+    except OSError as exc:
+        raise SceneLoadError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    if len(raw_bytes) > MAX_SCENE_BYTES:
+        raise SceneLoadError(f"{path}: scene file over {MAX_SCENE_BYTES // 2**20} MB")
+    try:
+        text = raw_bytes.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise SceneLoadError(f"{path}: not UTF-8 text (byte {exc.start})") from None
+    try:
+        raw = json.loads(text, parse_constant=_no_constant)
     except json.JSONDecodeError as exc:
         raise SceneLoadError(f"{path}:{exc.lineno}:{exc.colno}: corrupt JSON: {exc.msg}") from None
-    except OSError as exc:
-        raise SceneLoadError(f"{path}: cannot read: {exc}") from None
-    if isinstance(raw, Mapping) and "init_graph" in raw:
+    except ValueError as exc:  # NaN / Infinity, or an integer over Python's digit limit
+        raise SceneLoadError(f"{path}: corrupt JSON: {str(exc)[:120]}") from None
+    except RecursionError:
+        raise SceneLoadError(f"{path}: corrupt JSON: nested too deeply") from None
+    if not isinstance(raw, Mapping):
+        raise SceneLoadError(f"{path}: expected a JSON object with 'nodes' and 'edges' (or 'init_graph'), got a {type(raw).__name__}")
+    if "init_graph" in raw:
+        unknown = set(raw) - FILE_KEYS
+        if unknown:
+            raise SceneLoadError(f"{path}: unknown key(s) {sorted(map(str, unknown))}; allowed: {sorted(FILE_KEYS)}")
+        _check_graph_dict(raw["init_graph"], f"{path}: init_graph")
+        if raw.get("final_graph") is not None:
+            _check_graph_dict(raw["final_graph"], f"{path}: final_graph")
         return raw["init_graph"], raw.get("final_graph"), raw.get("goal")
+    _check_graph_dict(raw, str(path))
     return raw, None, None
 
 

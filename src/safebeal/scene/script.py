@@ -19,7 +19,8 @@ class ScriptSyntaxError(SafebealError):
 
     def __init__(self, source: str, line_no: int, line: str, expected: str):
         self.source, self.line_no, self.line, self.expected = source, line_no, line, expected
-        super().__init__(f"{source}:{line_no}: cannot parse {line!r}: expected {expected}")
+        shown = line if len(line) <= 200 else line[:200] + "..."
+        super().__init__(f"{source}:{line_no}: cannot parse {shown!r}: expected {expected}")
 
 
 @dataclass(frozen=True)
@@ -71,13 +72,28 @@ class Script:
 
 
 _ACTION_RE = re.compile(r"^\[\s*([A-Za-z_]+)\s*\]")
-_ARG_RE = re.compile(r"\s*<([^<>()]+?)>\s*\(\s*(\d+(?:\.\d+)?)\s*\)")
+_ARG_RE = re.compile(r"\s*+<([^<>()]+)>\s*+\(\s*+([0-9.]{1,40})\s*+\)")
 _EXPECTED = "'[ACTION] <name> (id)' with zero to two '<name> (id)' arguments, ids like (12) or (1.12)"
 
 
+MAX_ID_DIGITS = 12  #: longest node id read (scene ids are small integers); longer digit strings are errors
+_ID_RE = re.compile(r"(?:[1-9]\.)?([0-9]{1,%d})" % MAX_ID_DIGITS)
+
+
+def parse_id(raw: str) -> Optional[int]:
+    """A node id as written in a script: an integer (``12``), or the dataset's instance-qualified form
+    ``(1.1001)`` (one digit 1-9, a dot, the node id). Anything else (``205.5``, ``1.2.3``, a 5,000-digit
+    string) gives ``None``: a malformed id, never a guess."""
+    m = _ID_RE.fullmatch(raw)
+    return int(m.group(1)) if m else None
+
+
 def normalise_id(raw: str) -> int:
-    """Dataset ids are written ``(1.1001)``: the part after the dot is the node id."""
-    return int(raw.split(".")[-1])
+    """:func:`parse_id`, raising ``ValueError`` for a malformed id."""
+    i = parse_id(raw)
+    if i is None:
+        raise ValueError(f"malformed id {raw[:40]!r}: expected an integer such as 12 or the dataset form 1.12")
+    return i
 
 
 def parse_line(text: str, line_no: int = 0, source: str = "<plan>") -> ScriptLine:
@@ -92,7 +108,10 @@ def parse_line(text: str, line_no: int = 0, source: str = "<plan>") -> ScriptLin
         if not am:
             raise ScriptSyntaxError(source, line_no, text, _EXPECTED)
         name = am.group(1).strip().lower().replace(" ", "_")
-        args.append(ScriptObject(name, normalise_id(am.group(2))))
+        node_id = parse_id(am.group(2))
+        if node_id is None:
+            raise ScriptSyntaxError(source, line_no, text, _EXPECTED)
+        args.append(ScriptObject(name, node_id))
         pos = am.end()
     return ScriptLine(m.group(1).upper(), tuple(args), line_no)
 
