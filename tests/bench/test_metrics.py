@@ -236,3 +236,10 @@ def test_clustered_episodes_get_cluster_intervals_wider_than_wilson():
     w = summarize([{**e, "cluster": None} for e in eps])["intervals"]["safe_rate"]
     assert w["method"] == "wilson"
     assert iv["high"] - iv["low"] > 2 * (w["high"] - w["low"])  # 10 independent draws, not 100
+
+
+def test_a_timed_out_episode_is_its_own_outcome():
+    s = summarize([ep(task_id="a", timed_out=True, error={"kind": "timeout"}, safe=False),
+                   ep(task_id="b", executable=True, success=True)])
+    assert s["outcomes"]["timeout"] == 1 and s["outcomes"]["precondition"] == 0 and s["outcomes"]["executable"] == 1
+    assert s["safe_success_rate"] == 0.5

@@ -158,7 +158,7 @@ def _rules(tmp_path, text, name="r.yaml"):
 @pytest.mark.parametrize("body, needle", [
     (RULE_HEAD.format(kind="process", message='"x"') + "      action: WALK\n      agent: {event: null}\n",
      "'agent.event' takes an event name or a non-empty list of names, got None"),
-    (RULE_HEAD.format(kind="process", message='"x"') + "      action: WALK\n      agent: {}\n", "'agent' takes {event:"),
+    (RULE_HEAD.format(kind="process", message='"x"') + "      action: WALK\n      agent: {}\n", "'agent' takes a mapping of"),
     (RULE_HEAD.format(kind="termination", message='"{"') + "      object: {attr: heat_source}\n", "is not a valid template"),
     (RULE_HEAD.format(kind="termination", message='"{object:>2000000000}"') + "      object: {attr: heat_source}\n",
      "format spec '>2000000000' is not allowed"),

@@ -53,7 +53,7 @@ ROUGE_ONLY_DATASETS = frozenset({"worldmodel"})
 MAX_ROUGE_WORDS = 2000
 #: order of the ``outcomes`` buckets: the first thing that went wrong in an episode, or "executable"
 OUTCOMES = ("generation_error", "empty", "parse", "too_large", "unknown_action", "argument_count",
-            "hallucinated_object", "unknown_object", "name_mismatch", "precondition", "executable")
+            "hallucinated_object", "unknown_object", "name_mismatch", "precondition", "timeout", "executable")
 
 
 # -- intervals -------------------------------------------------------------------------------------------
