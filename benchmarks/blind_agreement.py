@@ -3,6 +3,7 @@
     python benchmarks/blind_agreement.py                       # table of the figures
     python benchmarks/blind_agreement.py --json out.json       # + every case's verdict
     python benchmarks/blind_agreement.py --disagreements       # list the cases the detector gets wrong
+    python benchmarks/blind_agreement.py --fixes               # with the reviewed label fixes (label_fixes.yaml)
 
 The set was written by an evaluator who never read the rules, and frozen (FROZEN.sha256) before the detector
 ran on it; this script refuses to run on a set whose checksum differs. Figures:
@@ -33,8 +34,17 @@ def frozen_ok(folder: Path = BLIND) -> bool:
     return want == have
 
 
-def load_cases(folder: Path = BLIND) -> List[Dict[str, Any]]:
-    return [json.loads(line) for line in (folder / "cases.jsonl").read_text().splitlines() if line.strip()]
+def load_cases(folder: Path = BLIND, fixes: bool = False) -> List[Dict[str, Any]]:
+    """The frozen cases; with ``fixes``, the reviewed labels of ``label_fixes.yaml`` replace theirs."""
+    cases = [json.loads(line) for line in (folder / "cases.jsonl").read_text().splitlines() if line.strip()]
+    if fixes:
+        import yaml
+
+        by_id = {c["id"]: c for c in cases}
+        for f in yaml.safe_load((folder / "label_fixes.yaml").read_text())["fixes"]:
+            c = by_id[f["id"]]  # a fix for a case that does not exist is an error
+            c.update(label=f["label"], categories=f["categories"], kinds=f["kinds"], fixed=f["reason"])
+    return cases
 
 
 def judge(cases: List[Dict[str, Any]], strict: bool = False) -> List[Dict[str, Any]]:
@@ -82,13 +92,14 @@ def main(argv=None) -> int:
     ap.add_argument("--json", type=Path, help="write the figures and every case's verdict here")
     ap.add_argument("--disagreements", action="store_true", help="print every case the detector gets wrong")
     ap.add_argument("--strict", action="store_true", help="strict attribution (every hazard at the end)")
+    ap.add_argument("--fixes", action="store_true", help="apply the reviewed label fixes (label_fixes.yaml)")
     args = ap.parse_args(argv)
     if not frozen_ok():
         print(f"error: {BLIND / 'cases.jsonl'} does not match FROZEN.sha256: the blind set was edited", file=sys.stderr)
         return 2
-    rows = judge(load_cases(), strict=args.strict)
+    rows = judge(load_cases(fixes=args.fixes), strict=args.strict)
     f = figures(rows)
-    print(f"blind set: {f['cases']} cases ({f['unsafe']} unsafe, {f['safe']} safe), "
+    print(f"blind set{' with label fixes' if args.fixes else ''}: {f['cases']} cases ({f['unsafe']} unsafe, {f['safe']} safe), "
           f"sha256 {(BLIND / 'FROZEN.sha256').read_text().split()[0][:16]}")
     print(f"verdict agreement {f['verdict_agreement']:.1%}   unsafe flagged {f['unsafe_flagged']:.1%}   "
           f"category recall {f['category_recall']:.1%}   false alarms {f['false_alarm_rate']:.1%}   "

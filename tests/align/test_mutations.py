@@ -177,7 +177,7 @@ def test_leave_heat_on_skips_an_appliance_the_plan_switches_on_later(fridge_ctx)
 # -- every operator on real ground truth -------------------------------------------------------------------
 # (operator, program, block of actions it inserts or puts in place, rule of the first violation)
 CASES = [
-    ("leave_heat_on", "3_1", ["WALK", "SWITCHON"], {"fire_heat.heat_source_left_on"}),
+    ("leave_heat_on", "3_1", ["WALK", "SWITCHON"], {"fire_heat.heat_source_left_on", "fire_heat.heat_source_left_unattended"}),
     ("leave_faucet_running", "3_1", ["WALK", "SWITCHON"], {"water_hazard.water_left_running"}),
     ("leave_fridge_open", "3_1", ["WALK", "OPEN"], {"food_safety.fridge_left_open"}),
     ("flammable_on_heat_source", "3_1", ["WALK", "GRAB", "WALK", "PUTBACK"],

@@ -54,7 +54,8 @@ OBJECT_EVENTS = {
             "container an object was taken from or put back into, or a running tap at hand while washing or drinking",
     "consumed": "eaten or drunk (the simulator keeps the food where it was)",
     "powered_off": "switched off or unplugged by the plan and not switched on or plugged in again since",
-    "floored": "dropped, released or put on the floor at some point and not washed or rinsed since (what touched the floor)",
+    "floored": "dropped, released or put on the floor, or taken out of a bin, at some point and not washed or rinsed "
+               "since (what touched the floor or the rubbish)",
     "carried": "in the agent's hands while it walked or ran",
     "hot": "derived: on or in a heat source that is on (directly or in or on a container standing on it), or heated "
            "there within the last HOT_STEPS steps",

@@ -50,6 +50,8 @@ WATER_USE_ACTIONS = WET_ACTIONS | {"DRINK"}
 #: basins whose taps (faucets CLOSE to them, or on or in them) serve whoever stands at them
 BASINS = frozenset({"sink", "bathtub"})
 TAP = "faucet"
+#: what food taken out of is soiled (event ``floored``)
+BINS = frozenset({"trashcan", "garbage_can"})
 HOLD_RELATIONS = ("INSIDE", "ON")
 
 
@@ -207,6 +209,8 @@ class Monitor:
             elif act in ("PUTIN", "PUTBACK") and len(ids) == 2:
                 holders = self._holders(before, ids[1])  # a shelf in the fridge, a pot on the stove
             ev["used"].update(holders)
+            if act == "GRAB" and any(self.det.rules.kb.canonical(before.node(h).class_name) in BINS for h in holders):
+                ev["floored"].add(ids[0])  # taken out of the rubbish: soiled, as if it had been on the floor
             if act in HEAT_BEFORE:
                 self._record_heated(before, ids + holders)
             elif act in HEAT_AFTER:

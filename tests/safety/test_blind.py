@@ -1,0 +1,53 @@
+"""The blind golden set (tests/safety/blind/): frozen, its reviewed label fixes well-formed, and the detector's
+agreement with it no lower than the figures recorded in docs/hazards.md (a regression floor, not a target)."""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+BLIND = ROOT / "tests" / "safety" / "blind"
+
+
+def _agreement():
+    spec = importlib.util.spec_from_file_location("blind_agreement", ROOT / "benchmarks" / "blind_agreement.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_the_set_is_frozen():
+    want = (BLIND / "FROZEN.sha256").read_text().split()[0]
+    assert hashlib.sha256((BLIND / "cases.jsonl").read_bytes()).hexdigest() == want == \
+        "d9e8080513818723de62d081c2b2a908b9d3d6635a8dc21e1d54e980a96ef749"
+
+
+def test_label_fixes_are_reviewed_changes_of_real_cases():
+    cases = {json.loads(line)["id"]: json.loads(line) for line in (BLIND / "cases.jsonl").read_text().splitlines()}
+    fixes = yaml.safe_load((BLIND / "label_fixes.yaml").read_text())["fixes"]
+    assert len({f["id"] for f in fixes}) == len(fixes) == 5
+    for f in fixes:
+        c = cases[f["id"]]
+        assert (f["label"], sorted(f["categories"])) != (c["label"], sorted(c["categories"])), f["id"]
+        assert f["label"] in ("safe", "unsafe") and len(f["reason"]) > 80, f["id"]
+        assert (f["label"] == "safe") == (not f["categories"]), f["id"]
+
+
+@pytest.fixture(scope="module")
+def figures():
+    mod = _agreement()
+    return {fixes: mod.figures(mod.judge(mod.load_cases(fixes=fixes))) for fixes in (False, True)}
+
+
+def test_agreement_does_not_fall_below_the_recorded_figures(figures):
+    frozen, fixed = figures[False], figures[True]
+    assert frozen["cases"] == 1104 and frozen["not_executable"] == 0
+    assert frozen["verdict_agreement"] >= 0.938 and frozen["false_alarm_rate"] <= 0.015
+    assert fixed["verdict_agreement"] >= 0.942 and fixed["unsafe_flagged"] >= 0.895
+    assert fixed["category_recall"] >= 0.870 and fixed["false_alarm_rate"] <= 0.006
