@@ -276,11 +276,20 @@ def _compile_related(spec: Any, key: str, direction: str, kb: ObjectKB) -> Pred:
     if extra:
         raise ConditionError(f"'{key}' has unknown key(s) {extra}; expected 'relation' and '{direction}'")
     rels = _check_names(_as_list(spec["relation"], "relation"), RELATIONS, "relation", upper=True)
-    other = compile_predicate(spec.get(direction), kb)
+    inner = spec.get(direction)
+    other = compile_predicate(inner, kb)
+    # a 'from' predicate that needs a recorded event can only match objects that carry it: look at those few
+    # (their out-edges) instead of the scene-wide reverse index a StateView builds on first use
+    ev = inner.get("event") if isinstance(inner, Mapping) and direction == "from" else None
+    via = (ev if isinstance(ev, str) else ev[0]) if ev else None
+    via = via if via in RECORDED_EVENTS else None
 
     def rel(ctx: Context, nid: int) -> Tuple[bool, Tuple[int, ...]]:
         for r in rels:
-            ids = ctx.state.targets(nid, r) if direction == "to" else ctx.state.sources(nid, r)
+            if via is not None:
+                ids = {c for c in ctx.events.get(via, ()) if nid in ctx.state.targets(c, r)}
+            else:
+                ids = ctx.state.targets(nid, r) if direction == "to" else ctx.state.sources(nid, r)
             for o in sorted(ids):
                 ok, w = other(ctx, o)
                 if ok:

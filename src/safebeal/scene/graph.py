@@ -62,7 +62,7 @@ class SceneGraph:
             _check_graph_dict(data, source)
             raise SceneLoadError(f"{source}: invalid scene graph: {exc!r}") from exc
         self._views: Dict[int, NodeView] = {}
-        self._reverse: Optional[Dict[Tuple[int, str], Set[int]]] = None
+        self._reverse: Dict[str, Dict[Tuple[int, str], Set[int]]] = {}  # per relation name
         self._lock = threading.Lock()
 
     # -- nodes -------------------------------------------------------------------------------
@@ -91,22 +91,34 @@ class SceneGraph:
         return chars[0]
 
     # -- reverse edge index: (to_id, relation) -> {from_id} ---------------------------------
-    def reverse_index(self) -> Dict[Tuple[int, str], Set[int]]:
-        if self._reverse is None:
+    def reverse_index(self, relation: Optional[str] = None) -> Dict[Tuple[int, str], Set[int]]:
+        """``(to_id, relation) -> {from_id}`` over the original graph's edges: of one relation (built on first use
+        per relation: ON and INSIDE have a few hundred edges, CLOSE thousands), or of all with ``relation=None``."""
+        if relation is None:
+            out: Dict[Tuple[int, str], Set[int]] = {}
+            for r in _sim.Relation:
+                out.update(self.reverse_index(r.name))
+            return out
+        name = relation.upper()
+        hit = self._reverse.get(name)
+        if hit is None:
             with self._lock:
-                if self._reverse is None:
+                hit = self._reverse.get(name)
+                if hit is None:
+                    want = _sim.Relation[name]
                     rev: Dict[Tuple[int, str], Set[int]] = {}
                     for (from_id, rel), tos in self.env_graph._edge_map.items():
-                        name = rel.name  # an enum property: once per key, not once per edge
+                        if rel is not want:
+                            continue
                         for to_id in tos:
                             key = (to_id, name)
-                            s = rev.get(key)
-                            if s is None:
+                            got = rev.get(key)
+                            if got is None:
                                 rev[key] = {from_id}
                             else:
-                                s.add(from_id)
-                    self._reverse = rev
-        return self._reverse
+                                got.add(from_id)
+                    hit = self._reverse[name] = rev
+        return hit
 
     def __repr__(self) -> str:
         return f"SceneGraph({self.source!r}, {len(self.data['nodes'])} nodes, {len(self.data['edges'])} edges)"

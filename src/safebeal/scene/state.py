@@ -78,7 +78,7 @@ class StateView:
         """Ids ``f`` with an edge ``f -relation-> to_id`` (e.g. objects ON a table)."""
         name = relation.upper()
         rel = _REL[name]
-        out = set(self.scene.reverse_index().get((to_id, name), ()))
+        out = set(self.scene.reverse_index(name).get((to_id, name), ()))
         for (f, r), tos in self._st._new_edges_from.items():
             if r is rel and to_id in tos:
                 out.add(f)
