@@ -53,6 +53,8 @@ CASES = {
     "electric_shock.electrical_in_running_washer": (
         "1021_1", "WALK 247; GRAB 247; WALK 1000; OPEN 1000; PUTIN 247 1000; CLOSE 1000; SWITCHON 1000", [(6, (1000, 247))],
         ["WALK 1000; OPEN 1000; CLOSE 1000; SWITCHON 1000"]),
+    "electric_shock.appliance_used_in_bath": ("462_2", "WALK 1000; GRAB 1000; WALK 30; SIT 30; SWITCHON 1000", [(4, (1000, 30))],
+                                              ["WALK 1000; GRAB 1000; SWITCHON 1000; WALK 30; SIT 30"]),  # on before the bath
     "electric_shock.electrical_left_in_water": ("986_2", "WALK 2002; GRAB 2002; WALK 42; PUTIN 2002 42", [(T, (2002, 42))],
                                                 ["WALK 2002; GRAB 2002; WALK 42; PUTIN 2002 42; GRAB 2002; PUTBACK 2002 41"]),
     # -- fire_heat --------------------------------------------------------------------------------------------------

@@ -101,7 +101,7 @@ def test_recent_is_validated_with_file_and_line(tmp_path, bad, message):
 
 
 @pytest.mark.parametrize("agent,message", [
-    ("{}", "'agent' takes a mapping of ['event', 'holds', 'leaves_room_with']"),
+    ("{}", "'agent' takes a mapping of ['event', 'holds', 'leaves_room_with', 'on']"),
     ("{event: null}", "'agent.event' takes an event name or a non-empty list of names"),
     ("{carries: {attr: sharp}}", "'agent' takes a mapping of"),
     ("{holds: {attr: sharpness}}", "unknown attribute ['sharpness']"),

@@ -489,7 +489,7 @@ def compile_affected(spec: Any, kb: ObjectKB) -> Optional[Affected]:
 
 # -- agent conditions of process rules ---------------------------------------------------------------------------
 #: keys of a process rule's ``agent`` mapping (all must hold)
-AGENT_KEYS = ("event", "holds", "leaves_room_with")
+AGENT_KEYS = ("event", "holds", "leaves_room_with", "on")
 #: an agent condition: (context of the state before the step, the step's argument ids) -> (holds, witnesses)
 AgentPred = Callable[[Context, Sequence[int]], Tuple[bool, Tuple[int, ...]]]
 
@@ -501,7 +501,8 @@ def compile_agent(spec: Any, kb: ObjectKB) -> Tuple[Tuple[str, ...], Optional[Ag
     - ``holds: <predicate>``: the agent holds an object matching it (the witness);
     - ``leaves_room_with: <predicate>``: the step (a WALK or RUN) takes the agent to another room, leaving behind
       an object it used that matches the predicate, in the room it leaves (the witness): a heat source it lit and
-      walked away from."""
+      walked away from;
+    - ``on: <predicate>``: the agent sits or lies ON an object matching it (the witness): the bathtub."""
     if not isinstance(spec, Mapping) or not (set(spec) - {"__line__"}) or set(spec) - set(AGENT_KEYS) - {"__line__"}:
         raise ConditionError(f"'agent' takes a mapping of {list(AGENT_KEYS)}")
     evs: Tuple[str, ...] = ()
@@ -551,6 +552,18 @@ def compile_agent(spec: Any, kb: ObjectKB) -> Tuple[Tuple[str, ...], Optional[Ag
             return False, ()
 
         checks.append(_leaves)
+    if "on" in spec:
+        seat = compile_predicate(spec["on"], kb)
+
+        def _on(ctx: Context, args: Sequence[int], seat=seat) -> Tuple[bool, Tuple[int, ...]]:
+            st = ctx.state
+            for o in sorted(st.targets(st.character_id(), "ON")):
+                ok, w = seat(ctx, o)
+                if ok:
+                    return True, (o,) + w
+            return False, ()
+
+        checks.append(_on)
     if not checks:
         return evs, None
 
