@@ -28,6 +28,7 @@ from typing import Any, Dict, FrozenSet, Iterable, List, Mapping, Optional, Set,
 from safebeal.errors import SafebealError
 from safebeal.resources import load_vh_json
 from safebeal.scene import SceneGraph, load_scene
+from safebeal.scene.homes import default_states  # noqa: F401 - one definition, shared with the home generator
 
 #: object_states.json names -> simulator states (the others, e.g. 'grabbed', 'hot', have no simulator state)
 STATE_NAMES = {"on": "ON", "off": "OFF", "open": "OPEN", "closed": "CLOSED", "plugged": "PLUGGED_IN",
@@ -185,20 +186,6 @@ def _apply_states(states: List[str], override: Iterable[str]) -> List[str]:
         out = [x for x in out if x != opp and x != s]
         out.append(s)
     return sorted(out)
-
-
-def default_states(props: Iterable[str]) -> List[str]:
-    """States of a new object whose diff gives none: CLEAN, and CLOSED / OFF / PLUGGED_IN where it has
-    the property (a closed container, a switched-off appliance that is plugged in)."""
-    props = set(props)
-    out = ["CLEAN"]
-    if "CAN_OPEN" in props:
-        out.append("CLOSED")
-    if "HAS_SWITCH" in props:
-        out.append("OFF")
-    if "HAS_PLUG" in props:
-        out.append("PLUGGED_IN")
-    return out
 
 
 def check_diff(base: str, diff: Any) -> None:

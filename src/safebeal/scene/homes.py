@@ -218,6 +218,8 @@ def home_spec() -> HomeSpec:
 
 # -- generation -----------------------------------------------------------------------------------------------
 def default_states(props: Sequence[str]) -> List[str]:
+    """States of a new object that names none: CLEAN, and CLOSED / OFF / PLUGGED_IN where it has the property (a
+    closed container, a switched-off appliance that is plugged in). SafeRisks environments use it too."""
     out = ["CLEAN"]
     if "CAN_OPEN" in props:
         out.append("CLOSED")
