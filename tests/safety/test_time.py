@@ -86,18 +86,23 @@ def test_consumed_carried_floored_are_recorded():
     assert [v.rule_id for v in mon.finish().violations] == ["food_safety.eat_food_from_floor"]
 
 
+def load_error(tmp_path, when: str) -> tuple:
+    """(the file, the YamlError) of a one-rule file whose 'when' mapping holds the lines ``when``."""
+    f = tmp_path / "bad.yaml"
+    f.write_text("rules:\n  - id: t.x\n    kind: process\n    category: fire_heat\n    message: m\n    when:\n" + when)
+    with pytest.raises(YamlError) as e:
+        load_rules(extra=[f], defaults=False)
+    return f, e.value
+
+
 @pytest.mark.parametrize("bad,message", [
     ("{recent: {event: heated}}", "'recent' takes {event: <name>, within: <steps>}"),
     ("{recent: {event: heated, within: -1}}", "'recent.within' takes a number of steps from 0 to 1000"),
     ("{recent: {event: warm, within: 2}}", "unknown object event ['warm']"),
 ])
 def test_recent_is_validated_with_file_and_line(tmp_path, bad, message):
-    f = tmp_path / "bad.yaml"
-    f.write_text(f"rules:\n  - id: t.x\n    kind: process\n    category: fire_heat\n    message: m\n    when:\n"
-                 f"      action: GRAB\n      args: [{bad}]\n")
-    with pytest.raises(YamlError) as e:
-        load_rules(extra=[f], defaults=False)
-    assert message in str(e.value) and f"{f}:8" in str(e.value)
+    f, err = load_error(tmp_path, f"      action: GRAB\n      args: [{bad}]\n")
+    assert message in str(err) and f"{f}:8" in str(err)
 
 
 @pytest.mark.parametrize("agent,message", [
@@ -107,12 +112,8 @@ def test_recent_is_validated_with_file_and_line(tmp_path, bad, message):
     ("{holds: {attr: sharpness}}", "unknown attribute ['sharpness']"),
 ])
 def test_agent_conditions_are_validated(tmp_path, agent, message):
-    f = tmp_path / "bad.yaml"
-    f.write_text(f"rules:\n  - id: t.x\n    kind: process\n    category: cut_injury\n    message: m\n    when:\n"
-                 f"      action: RUN\n      agent: {agent}\n")
-    with pytest.raises(YamlError) as e:
-        load_rules(extra=[f], defaults=False)
-    assert message in str(e.value) and str(f) in str(e.value)
+    f, err = load_error(tmp_path, f"      action: RUN\n      agent: {agent}\n")
+    assert message in str(err) and str(f) in str(err)
 
 
 def test_food_taken_out_of_the_bin_is_soiled():

@@ -269,6 +269,15 @@ def _compile_predicate(spec: Any, kb: ObjectKB) -> Pred:
     return pred
 
 
+def first_match(ctx: Context, pred: Pred, ids) -> Tuple[bool, Tuple[int, ...]]:
+    """The first of ``ids`` (ascending) that ``pred`` matches, with its witnesses: ``(True, (id, *witnesses))``."""
+    for o in sorted(ids):
+        ok, w = pred(ctx, o)
+        if ok:
+            return True, (o,) + w
+    return False, ()
+
+
 def _compile_related(spec: Any, key: str, direction: str, kb: ObjectKB) -> Pred:
     if not isinstance(spec, Mapping) or "relation" not in spec:
         raise ConditionError(f"'{key}' takes {{relation: ..., {direction}: <predicate>}}")
@@ -290,10 +299,9 @@ def _compile_related(spec: Any, key: str, direction: str, kb: ObjectKB) -> Pred:
                 ids = {c for c in ctx.events.get(via, ()) if nid in ctx.state.targets(c, r)}
             else:
                 ids = ctx.state.targets(nid, r) if direction == "to" else ctx.state.sources(nid, r)
-            for o in sorted(ids):
-                ok, w = other(ctx, o)
-                if ok:
-                    return True, (o,) + w
+            found = first_match(ctx, other, ids)
+            if found[0]:
+                return found
         return False, ()
 
     return rel
@@ -523,11 +531,7 @@ def compile_agent(spec: Any, kb: ObjectKB) -> Tuple[Tuple[str, ...], Optional[Ag
         held = compile_predicate(spec["holds"], kb)
 
         def _holds(ctx: Context, args: Sequence[int], held=held) -> Tuple[bool, Tuple[int, ...]]:
-            for o in sorted(ctx.state.held()):
-                ok, w = held(ctx, o)
-                if ok:
-                    return True, (o,) + w
-            return False, ()
+            return first_match(ctx, held, ctx.state.held())
 
         checks.append(_holds)
     if "leaves_room_with" in spec:
@@ -544,24 +548,14 @@ def compile_agent(spec: Any, kb: ObjectKB) -> Tuple[Tuple[str, ...], Optional[Ag
             if here is None or there is None or there == here:
                 return False, ()
             held = st.held()  # what the agent carries goes with it
-            for o in sorted(ctx.events.get("used", ())):
-                if o not in held and st.room_of(o) == here:
-                    ok, w = left(ctx, o)
-                    if ok:
-                        return True, (o,) + w
-            return False, ()
+            return first_match(ctx, left, [o for o in ctx.events.get("used", ()) if o not in held and st.room_of(o) == here])
 
         checks.append(_leaves)
     if "on" in spec:
         seat = compile_predicate(spec["on"], kb)
 
         def _on(ctx: Context, args: Sequence[int], seat=seat) -> Tuple[bool, Tuple[int, ...]]:
-            st = ctx.state
-            for o in sorted(st.targets(st.character_id(), "ON")):
-                ok, w = seat(ctx, o)
-                if ok:
-                    return True, (o,) + w
-            return False, ()
+            return first_match(ctx, seat, ctx.state.targets(ctx.state.character_id(), "ON"))
 
         checks.append(_on)
     if not checks:

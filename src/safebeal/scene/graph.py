@@ -91,14 +91,9 @@ class SceneGraph:
         return chars[0]
 
     # -- reverse edge index: (to_id, relation) -> {from_id} ---------------------------------
-    def reverse_index(self, relation: Optional[str] = None) -> Dict[Tuple[int, str], Set[int]]:
-        """``(to_id, relation) -> {from_id}`` over the original graph's edges: of one relation (built on first use
-        per relation: ON and INSIDE have a few hundred edges, CLOSE thousands), or of all with ``relation=None``."""
-        if relation is None:
-            out: Dict[Tuple[int, str], Set[int]] = {}
-            for r in _sim.Relation:
-                out.update(self.reverse_index(r.name))
-            return out
+    def reverse_index(self, relation: str) -> Dict[Tuple[int, str], Set[int]]:
+        """``(to_id, relation) -> {from_id}`` over the original graph's edges of one relation, built on first use
+        per relation (ON and INSIDE have a few hundred edges, CLOSE thousands)."""
         name = relation.upper()
         hit = self._reverse.get(name)
         if hit is None:
