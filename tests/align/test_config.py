@@ -23,9 +23,10 @@ def test_simpo_defaults_are_the_published_ones_and_safe_align_adds_alpha():
 def test_every_field_has_help_text():
     for name, (f, methods) in all_fields().items():
         assert f.metadata.get("help"), name
-    assert all_fields()["alpha"][1] == ["safe-align"]
-    assert all_fields()["beta"][1] == ["dpo", "simpo", "safe-align"]
-    assert set(CONFIGS) == {"sft", "dpo", "simpo", "safe-align"}
+    assert all_fields()["alpha"][1] == ["safe-align", "sft+safe-align"]
+    assert all_fields()["beta"][1] == ["dpo", "simpo", "safe-align", "sft+dpo", "sft+simpo", "sft+safe-align"]
+    assert all_fields()["sft_data"][1] == ["sft+dpo", "sft+simpo", "sft+safe-align"]
+    assert set(CONFIGS) == {"sft", "dpo", "simpo", "safe-align", "sft+dpo", "sft+simpo", "sft+safe-align"}
 
 
 def test_yaml_then_flags(tmp_path):
@@ -44,7 +45,7 @@ def test_yaml_then_flags(tmp_path):
 def test_a_key_of_another_method_names_its_owner(tmp_path):
     f = tmp_path / "c.yaml"
     f.write_text("beta: 0.2\nalpha: 0.5\n")
-    with pytest.raises(ConfigError, match=r"c\.yaml:2: 'alpha' is not an option of method dpo \(it belongs to: safe-align\)"):
+    with pytest.raises(ConfigError, match=r"c\.yaml:2: 'alpha' is not an option of method dpo \(it belongs to: safe-align, sft\+safe-align\)"):
         build_config("dpo", f, BASE)
     with pytest.raises(ConfigError, match=r"--alpha: 'alpha' is not an option of method sft"):
         build_config("sft", None, {**BASE, "alpha": 0.3})

@@ -58,7 +58,8 @@ def _own_params() -> list:
     kw = P.KEYWORD_ONLY
     return [
         P("method", kw, annotation=Optional[str], default=typer.Option(
-            None, "--method", "-m", help="sft, dpo, simpo or safe-align (or 'method:' in --config).")),
+            None, "--method", "-m", help="sft, dpo, simpo, safe-align, or a chained recipe sft+dpo, sft+simpo, sft+safe-align "
+                 "(SFT on --sft-data, then the preference method from the SFT model); or 'method:' in --config.")),
         P("config", kw, annotation=Optional[str], default=typer.Option(
             None, "--config", "-c", help="YAML file of options (same names as the flags); flags win.")),
         P("sweep", kw, annotation=Optional[str], default=typer.Option(
@@ -86,10 +87,16 @@ def _print_error(exc: Exception) -> None:
 
 
 def _run(kwargs: Dict[str, Any]) -> None:
-    from safebeal.align.config import build_config, parse_sweep
+    from safebeal.align.config import ConfigError, build_config, is_chained, parse_sweep
 
     own = {k: kwargs.pop(k) for k in _OWN}
     cfg = build_config(own["method"], own["config"], kwargs)
+    if own["sweep"] and is_chained(cfg.method):
+        raise ConfigError(f"--sweep trains one method; for {cfg.method}, run the recipe once and sweep "
+                          f"--method {cfg.preference_method} with --model <out>/sft")
+    if is_chained(cfg.method):
+        _run_recipe(cfg)
+        return
     if own["sweep"]:
         from safebeal.align.sweep import EvalSettings, run_sweep
 
@@ -112,8 +119,24 @@ def _run(kwargs: Dict[str, Any]) -> None:
     typer.echo(f"model: {result.out} (benchmark it with --planner zero-shot:backend=hf:model={result.out})")
 
 
+def _run_recipe(cfg: Any) -> None:
+    from safebeal.align.recipe import run_recipe
+
+    result = run_recipe(cfg)
+    if int(os.environ.get("RANK", "0")) != 0:
+        return
+    for stage in result.stages:
+        shown = {k: round(v, 4) for k, v in stage.last_log.items() if isinstance(v, float) and k in (
+            "loss", "rewards/margins", "rewards/accuracies")}
+        typer.echo(f"{stage.method}: {stage.steps} steps on {stage.n_pairs} examples in {stage.seconds:.1f}s -> "
+                   f"{stage.out}; last log {shown}")
+    typer.echo(f"model: {result.out} (both stages recorded in {result.out}/recipe.json; benchmark it with "
+               f"--planner zero-shot:backend=hf:model={result.out})")
+
+
 def train_command(**kwargs: Any) -> None:
-    """Train a planner model on safety preference pairs: sft, dpo, simpo or safe-align (LoRA by default).
+    """Train a planner model on safety preference pairs: sft, dpo, simpo or safe-align (LoRA by default), or
+    the chained recipe sft+<method> (SFT, then preference training from the SFT model, in one run directory).
 
     Example: safebeal train --method safe-align --model org/name --data pairs/ --out runs/sa --alpha 0.5
     """

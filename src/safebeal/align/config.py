@@ -178,13 +178,97 @@ class SafeAlignConfig(SimPOTrainConfig):
             raise ConfigError(f"alpha must be in [0, 1], got {self.alpha}")
 
 
+# -- chained recipes: SFT, then a preference method from the SFT model (safebeal.align.recipe) ----------------
+#: fields the SFT stage takes over from the chained config as they are (the rest: sft_* fields or SFT defaults)
+SFT_SHARED = ("model", "lora", "lora_r", "lora_alpha", "lora_dropout", "lora_target_modules", "overwrite",
+              "batch_size", "grad_accum", "warmup_ratio", "weight_decay", "seed", "max_length", "logging_steps",
+              "save_steps", "device", "dtype", "bf16", "gradient_checkpointing", "group_by_length", "progress",
+              "trust_remote_code")
+
+
+@dataclass
+class SFTStageFields:
+    """The SFT stage of a chained method (``sft+dpo``, ``sft+simpo``, ``sft+safe-align``). Model, LoRA, batch
+    and runtime options are shared with the preference stage; these set what differs."""
+
+    sft_data: str = _f("dataset:activity-train", "SFT stage data, a comma list of sources: dataset:NAME (the "
+                                                 "reference plans of a registered dataset, e.g. dataset:activity-train, "
+                                                 "prompted as the benchmark prompts them), worldmodel:PATH, or a pair "
+                                                 "dataset path (its chosen plans).")
+    sft_limit: int = _f(0, "SFT stage: use only the first N examples of each source (0: all).")
+    sft_lr: float = _f(2e-4, "SFT stage peak learning rate.")
+    sft_epochs: float = _f(1.0, "SFT stage epochs (ignored when sft_max_steps > 0).")
+    sft_max_steps: int = _f(-1, "SFT stage: stop after this many optimizer steps (-1: use sft_epochs).")
+    sft_merge: bool = _f(True, "Merge the SFT adapter into the base: the preference stage then trains a fresh LoRA "
+                               "on the SFT model, which is also DPO's reference. --no-sft-merge keeps the adapter and "
+                               "the preference stage goes on training it (simpo, safe-align; needs --lora).")
+
+    def validate_sft_stage(self) -> None:
+        if not str(self.sft_data).strip():
+            raise ConfigError(f"{self.method}: --sft-data is required")
+        if self.sft_limit < 0:
+            raise ConfigError(f"sft_limit must be >= 0, got {self.sft_limit}")
+        if self.sft_lr <= 0:
+            raise ConfigError(f"sft_lr must be > 0, got {self.sft_lr}")
+        if self.sft_max_steps == 0 or self.sft_max_steps < -1:
+            raise ConfigError(f"sft_max_steps must be -1 (use sft_epochs) or >= 1, got {self.sft_max_steps}")
+        if self.sft_max_steps == -1 and self.sft_epochs <= 0:
+            raise ConfigError("sft_epochs must be > 0 when sft_max_steps is -1")
+        if not self.sft_merge and not self.lora:
+            raise ConfigError("--no-sft-merge keeps the SFT adapter: it needs --lora")
+        if not self.sft_merge and self.method == "sft+dpo":
+            raise ConfigError("sft+dpo needs the merged SFT model as its reference: drop --no-sft-merge")
+
+
+def _chained(pref: Type[TrainConfig]) -> Type[TrainConfig]:
+    """``sft+<method>``: the preference config's fields plus :class:`SFTStageFields`."""
+
+    def validate(self: Any) -> None:
+        pref.validate(self)
+        self.validate_sft_stage()
+
+    name = "SFTThen" + pref.__name__
+    cls = dataclass(type(name, (pref, SFTStageFields), {
+        "__doc__": f"SFT, then {pref.method} from the SFT model (safebeal.align.recipe).",
+        "method": f"sft+{pref.method}", "preference_method": pref.method, "validate": validate,
+        "__module__": __name__}))
+    return cls
+
+
+SFTThenDPOConfig = _chained(DPOTrainConfig)
+SFTThenSimPOConfig = _chained(SimPOTrainConfig)
+SFTThenSafeAlignConfig = _chained(SafeAlignConfig)
+
 #: method name -> config class (the CLI's --method choices)
 CONFIGS: Dict[str, Type[TrainConfig]] = {
     "sft": SFTTrainConfig,
     "dpo": DPOTrainConfig,
     "simpo": SimPOTrainConfig,
     "safe-align": SafeAlignConfig,
+    "sft+dpo": SFTThenDPOConfig,
+    "sft+simpo": SFTThenSimPOConfig,
+    "sft+safe-align": SFTThenSafeAlignConfig,
 }
+
+
+def is_chained(method: str) -> bool:
+    return "+" in method
+
+
+def stage_configs(cfg: TrainConfig, sft_out: str) -> Tuple[TrainConfig, TrainConfig]:
+    """(SFT stage config, preference stage config) of a chained config; the SFT stage writes to ``sft_out``, the
+    preference stage to ``cfg.out`` and starts from ``sft_out`` when the SFT adapter is merged."""
+    if not is_chained(cfg.method):
+        raise ConfigError(f"{cfg.method} is not a chained method")
+    sft = SFTTrainConfig(**{n: getattr(cfg, n) for n in SFT_SHARED}, data=cfg.sft_data, out=sft_out,
+                         lr=cfg.sft_lr, epochs=cfg.sft_epochs, max_steps=cfg.sft_max_steps, limit=cfg.sft_limit,
+                         merge=cfg.sft_merge)
+    pref_cls = CONFIGS[cfg.preference_method]
+    names = set(field_map(pref_cls))
+    pref = pref_cls(**{n: getattr(cfg, n) for n in names})
+    if cfg.sft_merge:
+        pref.model = sft_out
+    return sft, pref
 
 
 def config_class(method: str) -> Type[TrainConfig]:
@@ -323,7 +407,8 @@ def build_config(
     file_method = file_values.pop("method", None)
     method = method or file_method
     if not method:
-        raise ConfigError("give --method (sft, dpo, simpo or safe-align) or 'method:' in the config file")
+        raise ConfigError("give --method (sft, dpo, simpo, safe-align or sft+<one of those three>) or 'method:' in "
+                          "the config file")
     cls = config_class(str(method))
     known = field_map(cls)
     values: Dict[str, Any] = {}

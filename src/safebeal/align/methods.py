@@ -126,6 +126,20 @@ def lora_config(cfg: TrainConfig) -> Any:
                       target_modules=targets, task_type="CAUSAL_LM")
 
 
+def is_peft_model(model: Any) -> bool:
+    """Whether ``model`` already carries LoRA adapters (a chained recipe that keeps the SFT adapter)."""
+    try:
+        from peft import PeftModel
+    except ImportError:  # pragma: no cover - peft comes with the [train] extra
+        return False
+    return isinstance(model, PeftModel)
+
+
+def model_lora_config(cfg: TrainConfig, model: Any) -> Any:
+    """The LoRA config to wrap ``model`` in: none when it has adapters already (they go on training)."""
+    return None if is_peft_model(model) else lora_config(cfg)
+
+
 def trainer_kwargs(cfg: TrainConfig, rt: Runtime) -> Dict[str, Any]:
     """TrainingArguments fields shared by all methods (TRL's configs subclass TrainingArguments)."""
     kwargs = dict(
@@ -165,7 +179,7 @@ def build_sft(cfg: TrainConfig, pairs: Sequence[Pair], model: Any, tok: Any, rt:
     rows = [{"prompt": rendered_prompt(tok, p.prompt), "completion": p.chosen} for p in dedupe_sft(pairs)]
     args = SFTConfig(**trainer_kwargs(cfg, rt), max_length=cfg.max_length, completion_only_loss=True, packing=False)
     return SFTTrainer(model=model, args=args, train_dataset=_hf_dataset(rows), processing_class=tok,
-                      peft_config=lora_config(cfg), callbacks=callbacks)
+                      peft_config=model_lora_config(cfg, model), callbacks=callbacks)
 
 
 def _preference_rows(tok: Any, pairs: Sequence[Pair], max_length: Optional[int] = None) -> tuple:
@@ -192,7 +206,7 @@ def build_dpo(cfg: Any, pairs: Sequence[Pair], model: Any, tok: Any, rt: Runtime
     args = DPOConfig(**trainer_kwargs(cfg, rt), beta=cfg.beta, max_length=cfg.max_length)
     rows, dropped = _preference_rows(tok, pairs, cfg.max_length)
     trainer = with_length_grouping(DPOTrainer)(model=model, args=args, train_dataset=_hf_dataset(rows),
-                                               processing_class=tok, peft_config=lora_config(cfg), callbacks=callbacks)
+                                               processing_class=tok, peft_config=model_lora_config(cfg, model), callbacks=callbacks)
     trainer.dropped_pairs = dropped
     return trainer
 
@@ -210,7 +224,7 @@ def build_simpo(cfg: Any, pairs: Sequence[Pair], model: Any, tok: Any, rt: Runti
                      cpo_alpha=cfg.sft_weight, max_length=cfg.max_length, remove_unused_columns=False)
     rows, dropped = _preference_rows(tok, pairs, cfg.max_length)
     trainer = with_length_grouping(CPOTrainer)(model=model, args=args, train_dataset=_hf_dataset(rows),
-                                               processing_class=tok, peft_config=lora_config(cfg), callbacks=callbacks)
+                                               processing_class=tok, peft_config=model_lora_config(cfg, model), callbacks=callbacks)
     trainer.dropped_pairs = dropped
     return trainer
 
@@ -222,7 +236,9 @@ def build_safe_align(cfg: Any, pairs: Sequence[Pair], model: Any, tok: Any, rt: 
     from safebeal.align.trainer import SafeAlignTrainer
 
     dataset = PairDataset(tok, pairs, cfg.max_length)
-    peft = lora_config(cfg)
+    peft = model_lora_config(cfg, model)
+    if peft is None and is_peft_model(model) and rt.gradient_checkpointing:
+        model.enable_input_require_grads()
     if peft is not None:
         from peft import get_peft_model
 
@@ -303,8 +319,12 @@ def save_model(trainer: Any, cfg: TrainConfig, rt: Runtime, tok: Any) -> None:
     trainer.accelerator.wait_for_everyone()
 
 
-def train(cfg: TrainConfig, pairs: Optional[Sequence[Pair]] = None) -> TrainResult:
-    """Check everything, train, save. Bad input raises a SafebealError before any model is loaded."""
+def train(cfg: TrainConfig, pairs: Optional[Sequence[Pair]] = None, model: Any = None) -> TrainResult:
+    """Check everything, train, save. Bad input raises a SafebealError before any model is loaded. ``model``: an
+    already loaded model to train instead of loading ``cfg.model`` (a chained recipe passes the base model with
+    the SFT adapter; ``cfg.model`` stays the base the adapter is merged into)."""
+    if "+" in cfg.method:
+        raise ConfigError(f"{cfg.method} is a chained recipe: run it with safebeal.align.recipe.run_recipe")
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     if pairs is None:
         pairs = preflight(cfg)
@@ -315,7 +335,8 @@ def train(cfg: TrainConfig, pairs: Optional[Sequence[Pair]] = None) -> TrainResu
     out.mkdir(parents=True, exist_ok=True)
     rt = Runtime.resolve(cfg)
     tok = load_tokenizer(cfg.model, cfg.trust_remote_code)
-    trainer = build_trainer(cfg, pairs, tokenizer=tok, callbacks=[JsonlLogger(out / "train_log.jsonl", cfg.method)])
+    trainer = build_trainer(cfg, pairs, model=model, tokenizer=tok,
+                            callbacks=[JsonlLogger(out / "train_log.jsonl", cfg.method)])
     if trainer.is_world_process_zero():
         (out / "train_config.json").write_text(json.dumps(
             {**cfg.to_dict(), "runtime": rt.__dict__, "n_pairs": len(pairs), "versions": _versions()}, indent=1))
