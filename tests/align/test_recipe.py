@@ -153,3 +153,62 @@ def test_no_sft_merge_goes_on_training_the_sft_adapter(tiny_model, toy_data, tmp
     base = load_file(str(tiny_model / "model.safetensors"))[f"{Q}.weight"]
     final = load_file(str(out / "model.safetensors"))[f"{Q}.weight"]
     assert torch.allclose(final, base + pref_delta, atol=1e-6)
+
+
+ZERO3_CPU = """compute_environment: LOCAL_MACHINE
+deepspeed_config:
+  zero_stage: 3
+  zero3_init_flag: true
+  zero3_save_16bit_model: true
+  offload_optimizer_device: none
+  offload_param_device: none
+distributed_type: DEEPSPEED
+mixed_precision: 'no'
+num_machines: 1
+num_processes: 2
+machine_rank: 0
+use_cpu: true
+rdzv_backend: static
+same_network: true
+main_training_function: main
+"""
+
+
+@pytest.mark.slow
+def test_recipe_under_zero3_on_two_cpu_ranks(tiny_model, toy_data, tmp_path):
+    """The GPU recipe's shape on 2 CPU ranks: accelerate + DeepSpeed ZeRO-3, LoRA, SFT merged between the stages
+    (in its own process) and loaded by every rank for the preference stage. The final model is the SFT model plus
+    the preference adapter, merged in a plain process."""
+    import os
+    import shutil
+    import subprocess
+
+    pytest.importorskip("deepspeed")
+    accelerate = shutil.which("accelerate")
+    if accelerate is None:
+        pytest.skip("accelerate launcher not installed")
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    from safebeal.align.merge import merge_adapter
+
+    cfg = tmp_path / "zero3_cpu.yaml"
+    cfg.write_text(ZERO3_CPU)
+    out = tmp_path / "z3"
+    cmd = [accelerate, "launch", "--config_file", str(cfg), "-m", "safebeal.train", "--method", "sft+safe-align",
+           "--model", str(tiny_model), "--data", str(toy_data), "--out", str(out), "--sft-data",
+           f"worldmodel:{FIXTURES}", "--sft-max-steps", "1", "--max-steps", "1", "--batch-size", "2", "--no-progress",
+           "--device", "cpu", "--sft-lr", "1e-2", "--lr", "1e-2"]
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "DS_ACCELERATOR": "cpu"}
+    res = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=540)
+    assert res.returncode == 0, res.stderr[-3000:]
+    rec = json.loads((out / "recipe.json").read_text())
+    assert [s["result"]["steps"] for s in rec["stages"]] == [1, 1]
+    merge_adapter(str(out / "sft"), out / "adapter", tmp_path / "ref")
+    merged, ref = AutoModelForCausalLM.from_pretrained(out), AutoModelForCausalLM.from_pretrained(tmp_path / "ref")
+    for (name, a), (_, b) in zip(merged.state_dict().items(), ref.state_dict().items()):
+        assert torch.equal(a, b), name
+    sft = AutoModelForCausalLM.from_pretrained(out / "sft").state_dict()
+    base = AutoModelForCausalLM.from_pretrained(tiny_model).state_dict()
+    assert any(not torch.equal(sft[k], base[k]) for k in base)
+    assert any(not torch.equal(merged.state_dict()[k], sft[k]) for k in sft)
