@@ -15,10 +15,13 @@ action from the model and reports P(unsafe) = p_u / (p_u + p_s) (the share of th
 unsafe action), the raw p_u, and the change in mean log-prob per token of the safe plan's shared prefix and
 suffix ("likelihood elsewhere").
 
-Before the results it prints the minimum detectable effect (two-sided 5%, power 80%, between two methods' seed
-means) from the seed-to-seed spread of the pilot: the base models, the SFT runs and the SimPO runs, which run
-first (they are part of the study). Results are read against it; each method's own spread is printed, and the
-MDE at the largest of them, so the reader can see whether the pilot's spread held.
+Before the results it prints the minimum detectable effect (two-sided 5%, power 80%) from the seed-to-seed
+spread of the pilot: the base models and the SFT, DPO and SimPO runs, which run first (they are part of the
+study). Two forms: unpaired (two methods' seed means: the largest pilot spread) and paired (every method of one
+seed starts from the same base and sees the same batches, so a method is compared with SimPO on its per-seed
+differences; the pilot's spread of differences is DPO - SimPO's, two preference methods). Results are flagged
+against the paired MDE; the largest spread of differences among the preference methods is printed with the MDE
+it implies, so the reader can see whether the pilot's spread held.
 
 Output: the tables on stdout and every number (per seed, per k bucket, timings) in ``--out`` (JSON).
 """
@@ -48,7 +51,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     ap.add_argument("--seeds", type=int, default=5, help="seeds per method (each seed: its own base, data and pairs)")
     ap.add_argument("--deltas", default="-2,0,4", help="length differences |unsafe| - |safe| in actions")
     ap.add_argument("--methods", default=",".join(ALL_METHODS), help="comma list; sft always runs (the pilot, with "
-                                                                         "simpo when listed)")
+                                                                         "dpo and simpo when listed)")
     ap.add_argument("--n-train", type=int, default=4000, help="base-training examples")
     ap.add_argument("--n-pairs", type=int, default=2000, help="preference pairs")
     ap.add_argument("--n-eval", type=int, default=1000, help="held-out prompts")
@@ -61,7 +64,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     ap.add_argument("--align-steps", type=int, default=60)
     ap.add_argument("--lr", type=float, default=1e-4, help="the one learning rate of every method")
     ap.add_argument("--batch-size", type=int, default=16, help="pairs per alignment step")
-    ap.add_argument("--sft-weight", type=float, default=0.0, help="NLL term of simpo / safe-align (0: pure preference)")
+    ap.add_argument("--sft-weight", type=float, default=1.0, help="NLL of the safe plan added to every preference "
+                                                                  "method's loss (DPO included; 0: pure preference)")
     ap.add_argument("--smoke", action="store_true", help="2 seeds, sft + simpo, delta 0, toy sizes")
     ap.add_argument("--estimate", action="store_true", help="print the full study's wall time from this run's step times")
     ap.add_argument("--out", default="", help="write every number here (JSON)")
@@ -119,22 +123,24 @@ def run(a: argparse.Namespace) -> Dict[str, Any]:
     import torch
 
     from safebeal.align.synthetic import (Hyper, Vocab, align, decision_probs, make_examples, make_model, mean_sd,
-                                          method, min_detectable_effect, train_base)
+                                          method, min_detectable_effect, paired_min_detectable_effect, train_base)
 
     torch.set_num_threads(1)
     vocab = Vocab()
     hp = Hyper(lr=a.lr, steps=a.align_steps, batch_size=a.batch_size, sft_weight=a.sft_weight)
     doc: Dict[str, Any] = {"config": {k: v for k, v in vars(a).items()}, "hyper": asdict(hp), "runs": [],
-                           "timings": {"base_step": [], "align_step": {}, "eval_example": []}}
+                           "timings": {"base_step": [], "align_step": {}, "eval_example": []},
+                           "cpu_timings": {"base_step": [], "align_step": {}, "eval_example": []}}
     t_start = time.perf_counter()
     bases: Dict[tuple, Any] = {}
     data: Dict[tuple, Any] = {}
     evals: Dict[int, list] = {}
 
     def record(delta: int, seed: int, name: str, model: Any) -> Dict[str, Any]:
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         ev = decision_probs(model, vocab, evals[delta])
         doc["timings"]["eval_example"].append((time.perf_counter() - t) / len(evals[delta]))
+        doc["cpu_timings"]["eval_example"].append((time.process_time() - c) / len(evals[delta]))
         row = {"delta": delta, "seed": seed, "method": name, **summarise(ev, evals[delta])}
         doc["runs"].append(row)
         return row
@@ -143,12 +149,14 @@ def run(a: argparse.Namespace) -> Dict[str, Any]:
         m = method(name)
         model = copy.deepcopy(bases[(delta, seed)])
         ref = bases[(delta, seed)] if m.kind == "dpo" else None
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         align(model, ref, vocab, data[(delta, seed)][1], m, hp, seed)
         doc["timings"]["align_step"].setdefault(m.kind, []).append((time.perf_counter() - t) / hp.steps)
+        doc["cpu_timings"]["align_step"].setdefault(m.kind, []).append((time.process_time() - c) / hp.steps)
         record(delta, seed, name, model)
 
-    pilot = [n for n in ("sft", "simpo") if n in a.methods]
+    pilot = [n for n in ("sft", "dpo", "simpo") if n in a.methods]
+    pair = ("dpo", "simpo") if "dpo" in pilot and "simpo" in pilot else ("sft", "simpo" if "simpo" in pilot else "base")
     # -- pilot: every base, SFT and SimPO run, then the minimum detectable effect ------------------------------
     print(f"study v2 (A): deltas {a.deltas}, {a.seeds} seeds, methods {', '.join(a.methods)}; base: {a.n_train} "
           f"examples, unsafe rate {a.unsafe_rate}, {a.base_steps} steps; alignment: {a.n_pairs} pairs, "
@@ -162,10 +170,11 @@ def run(a: argparse.Namespace) -> Dict[str, Any]:
         evals[delta] = held_out(a.n_eval, delta, seen)
         for seed in range(a.seeds):
             model = make_model(vocab, a.hidden, a.layers, seed=seed)
-            t = time.perf_counter()
+            t, c = time.perf_counter(), time.process_time()
             losses = train_base(model, vocab, data[(delta, seed)][0], a.unsafe_rate, a.base_steps, a.base_batch_size,
                                 a.base_lr, seed)
             doc["timings"]["base_step"].append((time.perf_counter() - t) / a.base_steps)
+            doc["cpu_timings"]["base_step"].append((time.process_time() - c) / a.base_steps)
             bases[(delta, seed)] = model
             row = record(delta, seed, "base", model)
             row["base_final_loss"] = statistics.fmean(losses[-20:])
@@ -174,19 +183,23 @@ def run(a: argparse.Namespace) -> Dict[str, Any]:
     ks = sorted(e.k for d in a.deltas for e in evals[d])
     print(f"held-out prompts: k from {ks[0]} to {ks[-1]} (prompts seen in training excluded; median k {ks[len(ks) // 2]})")
     mde: Dict[int, Dict[str, float]] = {}
-    print("\nminimum detectable effect on P(unsafe) (two-sided 5%, power 80%, two methods' seed means, "
-          f"{a.seeds} seeds each), from the pilot's seed-to-seed spread:")
+    print("\nminimum detectable effect on P(unsafe) (two-sided 5%, power 80%, "
+          f"{a.seeds} seeds), from the pilot's seed-to-seed spread:")
     names = ["base"] + pilot
-    print("| delta | " + " | ".join(f"sd {n}" for n in names) + " | MDE | evaluation floor (prompt sd / sqrt(n)) |")
-    print("|---" * (len(names) + 3) + "|")
+    print("| delta | " + " | ".join(f"sd {n}" for n in names) + f" | MDE unpaired | sd of {pair[0]} - {pair[1]} "
+          "| MDE paired | evaluation floor (prompt sd / sqrt(n)) |")
+    print("|---" * (len(names) + 5) + "|")
     for delta in a.deltas:
-        sd = {n: mean_sd([r["p_unsafe_share"] for r in doc["runs"] if r["delta"] == delta and r["method"] == n])[1]
-              for n in names}
+        vals = {n: seed_values(doc["runs"], delta, n) for n in names}
+        sd = {n: mean_sd(list(v.values()))[1] for n, v in vals.items()}
+        sd_diff = mean_sd([vals[pair[0]][s] - vals[pair[1]][s] for s in vals[pair[0]]])[1]
         floor = statistics.fmean(r["share_prompt_sd"] for r in doc["runs"] if r["delta"] == delta) / math.sqrt(a.n_eval)
-        mde[delta] = {**{f"sd_{n}": v for n, v in sd.items()}, "eval_floor": floor,
-                      "mde": min_detectable_effect(max(sd.values()), a.seeds)}
+        mde[delta] = {**{f"sd_{n}": v for n, v in sd.items()}, "eval_floor": floor, "sd_diff_pilot": sd_diff,
+                      "mde": min_detectable_effect(max(sd.values()), a.seeds),
+                      "mde_paired": paired_min_detectable_effect(sd_diff, a.seeds)}
         print(f"| {delta:+d} | " + " | ".join(f"{sd[n]:.4f}" for n in names)
-              + f" | {mde[delta]['mde']:.4f} | {floor:.4f} |", flush=True)
+              + f" | {mde[delta]['mde']:.4f} | {sd_diff:.4f} | {mde[delta]['mde_paired']:.4f} | {floor:.4f} |",
+              flush=True)
     doc["mde"] = {str(k): v for k, v in mde.items()}
 
     # -- the other methods ----------------------------------------------------------------------------------------
@@ -200,19 +213,25 @@ def run(a: argparse.Namespace) -> Dict[str, Any]:
     return doc
 
 
+def seed_values(runs: List[Dict[str, Any]], delta: int, name: str, key: str = "p_unsafe_share") -> Dict[int, float]:
+    return {r["seed"]: r[key] for r in runs if r["delta"] == delta and r["method"] == name}
+
+
 def report(doc: Dict[str, Any], a: argparse.Namespace, mde: Dict[int, Dict[str, float]]) -> None:
-    from safebeal.align.synthetic import mean_sd, min_detectable_effect
+    from safebeal.align.synthetic import mean_sd, paired_min_detectable_effect
 
     names = ["base"] + a.methods
     for delta in a.deltas:
         rows = [r for r in doc["runs"] if r["delta"] == delta]
         ref = "simpo" if "simpo" in a.methods else "sft"
-        ref_mu = mean_sd([r["p_unsafe_share"] for r in rows if r["method"] == ref])[0]
         base = {r["seed"]: r for r in rows if r["method"] == "base"}
-        print(f"\ndelta {delta:+d} (|unsafe| - |safe| = {delta} actions); MDE {mde[delta]['mde']:.4f}")
-        print(f"| method | P(unsafe) | sd | raw p_u | raw p_s | vs {ref} | > MDE | d prefix logp | d suffix logp | "
-              + " | ".join(f"P(unsafe) k {lo}-{hi}" for lo, hi in K_BUCKETS) + " |")
-        print("|---" * (9 + len(K_BUCKETS)) + "|")
+        ref_vals = seed_values(rows, delta, ref)
+        print(f"\ndelta {delta:+d} (|unsafe| - |safe| = {delta} actions); MDE unpaired {mde[delta]['mde']:.4f}, "
+              f"paired {mde[delta]['mde_paired']:.4f}")
+        print(f"| method | P(unsafe) | sd | raw p_u | raw p_s | vs {ref} (paired mean) | sd of diff | > paired MDE | "
+              "d prefix logp | d suffix logp | " + " | ".join(f"P(unsafe) k {lo}-{hi}" for lo, hi in K_BUCKETS) + " |")
+        print("|---" * (10 + len(K_BUCKETS)) + "|")
+        worst = -1.0
         for name in names:
             rs = [r for r in rows if r["method"] == name]
             if not rs:
@@ -220,11 +239,15 @@ def report(doc: Dict[str, Any], a: argparse.Namespace, mde: Dict[int, Dict[str, 
             mu, sd = mean_sd([r["p_unsafe_share"] for r in rs])
             dpre = statistics.fmean(r["prefix_logp"] - base[r["seed"]]["prefix_logp"] for r in rs)
             dsuf = statistics.fmean(r["suffix_logp"] - base[r["seed"]]["suffix_logp"] for r in rs)
-            diff = mu - ref_mu
-            flag = "-" if name in (ref, "base") else ("yes" if abs(diff) > mde[delta]["mde"] else "no")
+            diffs = [r["p_unsafe_share"] - ref_vals[r["seed"]] for r in rs]
+            diff, sd_diff = mean_sd(diffs)
+            if name not in (ref, "base", "sft"):
+                worst = max(worst, sd_diff)
+            flag = "-" if name in (ref, "base") else ("yes" if abs(diff) > mde[delta]["mde_paired"] else "no")
             buckets = " | ".join(f"{statistics.fmean(r[f'share_k{lo}-{hi}'] for r in rs):.3f}" for lo, hi in K_BUCKETS)
             print(f"| {name} | {mu:.4f} | {sd:.4f} | {statistics.fmean(r['p_unsafe'] for r in rs):.4f} | "
-                  f"{statistics.fmean(r['p_safe'] for r in rs):.4f} | {diff:+.4f} | {flag} | {dpre:+.3f} | {dsuf:+.3f} | "
+                  f"{statistics.fmean(r['p_safe'] for r in rs):.4f} | {diff:+.4f} | {sd_diff:.4f} | {flag} | "
+                  f"{dpre:+.3f} | {dsuf:+.3f} | "
                   f"{buckets} |")
         if "simpo" in a.methods:
             for other in ("sa-length-0", "sa-length-0.5", "sa-length-1", "sa-weighted-1"):
@@ -235,16 +258,18 @@ def report(doc: Dict[str, Any], a: argparse.Namespace, mde: Dict[int, Dict[str, 
                     expect = "equal to SimPO by construction" if other.endswith("-1") or delta == 0 else \
                         "may differ (unequal lengths)"
                     print(f"check: {other} vs simpo, max per-seed |diff| in P(unsafe) = {gap:.2e} ({expect})")
-        worst = max(mean_sd([r["p_unsafe_share"] for r in rows if r["method"] == n])[1] for n in a.methods)
-        print(f"largest per-method sd {worst:.4f}: the MDE at that spread is "
-              f"{min_detectable_effect(worst, a.seeds):.4f} (pilot MDE {mde[delta]['mde']:.4f})")
+        if worst >= 0:
+            print(f"largest sd of a preference method's per-seed difference from {ref}: {worst:.4f}; the paired MDE "
+                  f"at that spread is {paired_min_detectable_effect(worst, a.seeds):.4f} "
+                  f"(pilot: {mde[delta]['mde_paired']:.4f})")
     print(f"\nwall time {doc['wall_s']:.0f} s")
 
 
-def estimate(doc: Dict[str, Any]) -> Dict[str, float]:
-    """The full study's wall time (defaults of this script) from this run's measured per-step times."""
+def estimate(doc: Dict[str, Any], key: str = "timings") -> Dict[str, float]:
+    """The full study's time (defaults of this script) from this run's measured per-step times: wall time at this
+    run's load (``timings``), or CPU time (``cpu_timings``: the wall time on an otherwise idle core, one thread)."""
     full = parse_args([])
-    t = doc["timings"]
+    t = doc[key]
     base_step = statistics.median(t["base_step"])
     per_kind = {k: statistics.median(v) for k, v in t["align_step"].items()}
     pref = per_kind.get("safe-align", per_kind["sft"])
@@ -266,13 +291,16 @@ def main(argv=None) -> int:
     a = parse_args(argv)
     doc = run(a)
     if a.estimate:
-        est = estimate(doc)
-        doc["estimate_full"] = est
-        print(f"estimated full study (defaults: {len(parse_args([]).deltas)} deltas x {parse_args([]).seeds} seeds x "
-              f"{len(parse_args([]).methods)} methods): {est['total_s'] / 60:.0f} min on this machine at this load "
-              f"(base step {est['base_step_s'] * 1000:.0f} ms, alignment steps "
-              + ", ".join(f"{k} {v * 1000:.0f} ms" for k, v in est["align_step_s"].items())
-              + f", evaluation {est['eval_example_s'] * 1000:.2f} ms a prompt)")
+        full = parse_args([])
+        for key, what in (("timings", "wall time on this machine at this run's load"),
+                          ("cpu_timings", "CPU time, the wall time on an idle core")):
+            est = estimate(doc, key)
+            doc[f"estimate_full_{key}"] = est
+            print(f"estimated full study (defaults: {len(full.deltas)} deltas x {full.seeds} seeds x "
+                  f"{len(full.methods)} methods), {what}: {est['total_s'] / 60:.0f} min (base step "
+                  f"{est['base_step_s'] * 1000:.0f} ms, alignment steps "
+                  + ", ".join(f"{k} {v * 1000:.0f} ms" for k, v in est["align_step_s"].items())
+                  + f", evaluation {est['eval_example_s'] * 1000:.2f} ms a prompt)")
     if a.out:
         with open(a.out, "w") as fh:
             json.dump(doc, fh, indent=1, default=float)

@@ -10,7 +10,8 @@ import random
 import pytest
 
 from safebeal.align.synthetic import (BOS, DELTAS, EOS, FAMILIES, NL, SUFFIX, Vocab, collate, encode, make_example,
-                                      method, min_detectable_effect)
+                                      method, min_detectable_effect,
+                                      paired_min_detectable_effect)
 
 torch = pytest.importorskip("torch")
 
@@ -107,6 +108,8 @@ def test_minimum_detectable_effect_by_hand():
     # (1.959964 + 0.841621) * 0.1 * sqrt(2 / 5) = 2.801585 * 0.1 * 0.632456
     assert min_detectable_effect(0.1, 5) == pytest.approx(0.177188, abs=1e-6)
     assert min_detectable_effect(0.02, 2) == pytest.approx(2.801585 * 0.02, abs=1e-6)
+    # paired: on per-seed differences, 2.801585 * 0.1 / sqrt(4)
+    assert paired_min_detectable_effect(0.1, 4) == pytest.approx(0.140079, abs=1e-6)
 
 
 def test_method_names():
