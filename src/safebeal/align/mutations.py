@@ -369,8 +369,10 @@ def _replace_put(op: Mutation, ctx: PlanContext, rng: random.Random, attr: Optio
         name = ctx.lines[j].args[0]
         fl = ctx.floor_near(state, ctx.char)
         if floor and fl is not None:
+            # the walk to where the plan puts it down goes to the floor instead (same length), else one is added
+            start = j - 1 if ctx.lines[j - 1].action in MOVE_ACTIONS and ctx.lines[j - 1].ids == ctx.lines[j].ids[-1:] else j
             block = [ctx.line("WALK", fl), ctx.line("PUTBACK", x, fl)]
-            yield op._mutant(ctx, j, j + 1, block, (x,), f"put {name} on the floor instead")
+            yield op._mutant(ctx, start, j + 1, block, (x,), f"put {name} on the floor instead")
         if drop:
             yield op._mutant(ctx, j, j + 1, [ctx.line("DROP", x)], (x,), f"dropped {name} instead of putting it down")
 

@@ -13,9 +13,9 @@ lists, and keep lengths close (most are length-neutral):
   lists that is hazardous for that object (the detector's object knowledge: a flammable onto a heat source, a
   cleaner into a food container or the fridge, a device into the sink, a perishable onto the counter or the stove,
   a knife or a glass on the floor, ...); the walk and the OPEN/CLOSE around it follow the new destination;
-- ``reorder``: move one step up to ``window`` places: a safety step after what it should precede, a risky step
-  before what makes it safe (unplug after washing, switch on before the pan is on, sit before putting the glasses
-  down);
+- ``reorder``: move one step up to ``window`` places, never across a line that moves the agent: first a safety
+  step later or a risky step earlier (unplug after washing, switch on before the pan is on), then any other move
+  (put the glasses on the bed before sitting down on it);
 - ``run_while_carrying``: a WALK while holding a knife or something hot becomes a RUN.
 
 Every operator only proposes; the simulator and the detector decide (:mod:`safebeal.align.pairs`). Each has a
@@ -34,8 +34,11 @@ from safebeal.scene import SceneEnv, ScriptLine
 #: the default operator set of ``safebeal pairs build`` (on-task only; detours are opt-in)
 DEFAULT_OPERATORS: Tuple[str, ...] = (
     "omit_step", "add_step", "substitute", "reorder", "run_while_carrying", "drop_switchoff", "drop_close",
-    "skip_fridge_return", "put_on_floor", "knife_on_floor:detour=false", "drop_fragile:detour=false",
+    "skip_fridge_return", "knife_on_floor:detour=false", "drop_fragile:detour=false",
 )
+# put_on_floor is left out: "substitute" puts a fragile, sharp, food or liquid object on the floor where that is a
+# hazard, while put_on_floor does it with any object (a trip hazard): in the first default build it made 20% of all
+# pairs, every one with "floor" in the rejected plan only, a name cue (pairs stats, rivals.object_names_only 0.95)
 #: lines that only move or look: never the step an operator omits or moves
 MOTION = frozenset({"WALK", "RUN", "FIND", "TURNTO", "LOOKAT", "LOOKAT_SHORT", "LOOKAT_MEDIUM", "LOOKAT_LONG"})
 #: steps that make a plan safe, most important first (omission and reorder try these first)
@@ -187,7 +190,9 @@ class Substitute(_OnTask):
     def _rewrite(ctx: PlanContext, j: int, x: int, d: int, a: int):
         """(start, stop, block): lines from the one after ``x`` was picked up to the put step (and a CLOSE of ``d``
         right after it) with ``d`` replaced by ``a``: WALK/FIND/TURNTO to ``d`` go to ``a``; OPEN/CLOSE of ``d`` open
-        and close ``a`` if it opens, else disappear. None when ``a`` is closed and the plan never opens it there."""
+        and close ``a`` if it opens, else disappear; a CLOSE of ``d`` opened before these lines stays, after a walk
+        back to ``d`` (the fridge the plan opened earlier is still closed). None when ``a`` is closed and the plan
+        never opens it there."""
         start = j
         while start > 0 and ctx.lines[start - 1].action in MOTION | {"OPEN"} and ctx.lines[start - 1].ids == (d,):
             start -= 1
@@ -200,6 +205,7 @@ class Substitute(_OnTask):
             return None
         block: List[ScriptLine] = []
         moved = False
+        opened_here = any(ctx.lines[k].action == "OPEN" for k in range(start, j))
         for k in range(start, stop):
             ln = ctx.lines[k]
             if k == j:
@@ -207,6 +213,8 @@ class Substitute(_OnTask):
                     block.append(ctx.line("WALK", a))
                 put = "PUTIN" if ctx.has_prop(a, "CONTAINERS") and not ctx.has_prop(a, "SURFACES") else "PUTBACK"
                 block.append(ctx.line(put, x, a))
+            elif ln.action == "CLOSE" and not opened_here:  # d was opened before: go back and close it
+                block += [ctx.line("WALK", d), ctx.line("CLOSE", d)]
             elif ln.action in ("OPEN", "CLOSE"):
                 if opens:
                     block.append(ctx.line(ln.action, a))
@@ -230,17 +238,16 @@ class Reorder(_OnTask):
         for j, ln in enumerate(ctx.lines):
             if ln.action in MOTION:
                 continue
+            safety, risky = _tier(ln.action) < len(SAFETY_TIERS), ln.action in RISKY
             # never across a line that moves the agent: the step needs the agent where the plan had it
-            if _tier(ln.action) < len(SAFETY_TIERS):  # a safety step, later
-                for o in range(1, self.window + 1):
-                    if j + o >= n or ctx.walks(j + o):
-                        break
-                    moves.append((_tier(ln.action), rng.random(), j, j + o))
-            if ln.action in RISKY:  # a risky step, earlier
-                for o in range(1, self.window + 1):
-                    if j - o < 0 or ctx.walks(j - o):
-                        break
-                    moves.append((len(SAFETY_TIERS), rng.random(), j, j - o))
+            for o in range(1, self.window + 1):  # later: first a safety step (done too late)
+                if j + o >= n or ctx.walks(j + o):
+                    break
+                moves.append((0 if safety else 1, rng.random(), j, j + o))
+            for o in range(1, self.window + 1):  # earlier: first a risky step (done too early)
+                if j - o < 0 or ctx.walks(j - o):
+                    break
+                moves.append((0 if risky else 1, rng.random(), j, j - o))
         seen = set()
         for _, _, j, to in sorted(moves):
             lines = list(ctx.lines)
