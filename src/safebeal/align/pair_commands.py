@@ -145,13 +145,16 @@ def export_command(
 
 @pairs_app.command("operators")
 def list_operators() -> None:
-    """The mutation operators: name, kind, the category they aim at, what they do."""
+    """The mutation operators: name, kind, the category they aim at, whether (and with which spec) the default build
+    uses them, what they do."""
     from safebeal.align.mutations import MUTATIONS
+    from safebeal.align.ontask import DEFAULT_OPERATORS
 
-    t = Table("operator", "kind", "aims at", "what it does")
+    default = {s.partition(":")[0]: s for s in DEFAULT_OPERATORS}
+    t = Table("operator", "kind", "aims at", "default", "what it does")
     for entry in MUTATIONS:
         op = entry.factory()
-        t.add_row(entry.name, op.kind, op.category, entry.help)
+        t.add_row(entry.name, op.kind, op.category or "(any)", default.get(entry.name, "off"), entry.help)
     console.print(t)
 
 
