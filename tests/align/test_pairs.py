@@ -385,6 +385,7 @@ def test_build_outputs_agree_and_k_is_exact(small_build):
     assert json.loads((out / "stats.json").read_text()) == stats
     assert sum(stats["by_category"].values()) == sum(v["pairs"] for v in stats["by_source"].values()) == len(rows)
     assert stats["safe_plans"] == {"activity": {"kept": 8}} and stats["plans_with_pairs"] == 6
+    assert stats["operators"] == sorted(stats["operators"]) and len(stats["operators"]) == 22  # "all": every one
     for r in rows:
         assert [m["role"] for m in r["chosen"] + r["rejected"]] == ["assistant", "assistant"]
         c, x = r["chosen"][0]["content"].split("\n"), r["rejected"][0]["content"].split("\n")

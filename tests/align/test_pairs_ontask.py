@@ -159,7 +159,7 @@ def test_replacing_a_put_walks_to_the_floor_instead_of_adding_a_walk(entries, de
 
 def test_operators_use_only_listed_objects_on_a_real_build(entries):
     pairs, stats = P.build_pairs(P.BuildConfig(sources=("mutation", "saferisks"), limit=6, seed=0), entries=list(entries.values()))
-    assert pairs and stats["config"]["operators"] is None
+    assert pairs and stats["config"]["operators"] is None and stats["operators"] == list(DEFAULT_OPERATORS)
     from safebeal.align.pair_stats import _refs, _prompt_text
 
     for p in pairs:

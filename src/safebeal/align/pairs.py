@@ -399,15 +399,19 @@ def _init_worker(cfg: BuildConfig, entries: Optional[list]) -> None:
     _W.update(cfg=cfg, det=_detector(cfg), ops=_operators(cfg), entries=entries)
 
 
-def _operators(cfg: BuildConfig) -> List[Mutation]:
+def operator_specs(cfg: BuildConfig) -> List[str]:
+    """The operator specs a build uses (``name:args``): ``cfg.operators``, else the on-task default set; "all" is
+    every registered operator. Recorded in ``stats.json`` (``operators``)."""
     if "mutation" not in cfg.sources:
         return []
     from safebeal.align.ontask import DEFAULT_OPERATORS
 
     specs = list(cfg.operators or DEFAULT_OPERATORS)
-    if "all" in specs:
-        specs = MUTATIONS.names()
-    return [MUTATIONS.create(s) for s in specs]
+    return MUTATIONS.names() if "all" in specs else specs
+
+
+def _operators(cfg: BuildConfig) -> List[Mutation]:
+    return [MUTATIONS.create(s) for s in operator_specs(cfg)]
 
 
 def _load_unit(unit: Tuple[str, Any]) -> SafePlan:
@@ -516,6 +520,7 @@ def summarise(results: Sequence[PlanResult], pairs: Sequence[PreferencePair], cf
         "pairs": len(pairs),
         "seconds": round(seconds, 2),
         "config": {k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(cfg).items()},
+        "operators": operator_specs(cfg),
         "saferisks": saferisks_status,
         "safe_plans": {o: {reason: n for (oo, reason), n in sorted(safe.items()) if oo == o} for o in origins},
         "rejections": {reason: sum(n for (_, r), n in rej.items() if r == reason) for reason in sorted({r for _, r in rej})},
