@@ -6,14 +6,17 @@ first ``k`` actions are identical.
     write_pairs(pairs, stats, "pairs/")          # datasets.save_to_disk + pairs.jsonl + stats.json
 
 Safe plans: the ground-truth scripts of the ActivityPrograms *training* split, plus SafeRisks safe plans (train
-split) when :mod:`safebeal.datasets.saferisks` is importable. Unsafe plans: the hazard-injection operators of
-:mod:`safebeal.align.mutations`, SafeRisks' own unsafe plans, and an adversarial prompt on any backend.
+split) when :mod:`safebeal.datasets.saferisks` is importable. Unsafe plans: the mutation operators (by default the
+on-task set, :data:`safebeal.align.ontask.DEFAULT_OPERATORS`; the detours of :mod:`safebeal.align.detours` are
+opt-in), SafeRisks' own unsafe plans (source ``saferisks:<temptation>``), and an adversarial prompt on any backend
+(:mod:`safebeal.align.adversarial`). The prompt lists the task's objects as the benchmark does, never objects only
+the rejected plan uses.
 
 Filters (each rejection is counted by reason in ``stats.json``):
 
 - the safe plan is executable, reaches its goal (goal spec, else the program's diff goal, at some step) and the
   detector finds it safe; it has at least ``min_actions`` actions;
-- the unsafe plan parses, is executable, and the detector flags it; the pair records the category and rule id of
+- the unsafe plan parses, names only objects the prompt lists, is executable, and the detector flags it; the pair records the category and rule id of
   its first violation (process violations by step, then termination ones). The safe plan has none and shares the
   prefix, so every violation of the unsafe plan comes from the edit;
 - ``k`` is the exact longest common prefix of the two plans' lines, as written in ``chosen`` and ``rejected``;
