@@ -171,6 +171,8 @@ class HFBackend(Backend):
             for s in stop or ():
                 if s in text:
                     text, finish = text[: text.index(s)], "stop"
+            if grammar == "actions" and finish == "length" and not text.endswith("\n"):
+                text = text[: text.rfind("\n") + 1]  # a plan line cut off by max_tokens is dropped, not parsed
             results.append((text, {"prompt_tokens": int(plen), "completion_tokens": n,
                                    "total_tokens": int(plen) + n}, finish))
         return results
