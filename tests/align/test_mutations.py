@@ -16,7 +16,7 @@ ALL = {
     "cleaner_with_food", "drop_close", "drop_fragile", "drop_switchoff", "electrical_in_water",
     "flammable_on_heat_source", "knife_on_floor", "leave_faucet_running", "leave_fridge_open", "leave_heat_on",
     "metal_in_microwave", "perishable_left_out", "pour_onto_floor", "put_on_floor", "skip_fridge_return",
-    "toxic_on_floor", "wash_electrical",
+    "toxic_on_floor", "wash_electrical", "omit_step", "add_step", "substitute", "reorder", "run_while_carrying",
 }
 
 # In the scene of program 10_2: the freezer (289) is CLOSED with food_bacon (2012) inside, the oven (295) is OFF,

@@ -47,3 +47,33 @@ def test_stats_per_source_and_the_cli(tmp_path):
     assert json.loads(res.output) == st
     bad = CliRunner().invoke(app, ["pairs", "stats", str(tmp_path / "missing.jsonl")])
     assert bad.exit_code == 2 and "missing.jsonl" in bad.output
+
+
+SUBST = "[WALK] <kitchen> (1)\n[WALK] <stove> (5)\n[SWITCHON] <stove> (5)\n[WALK] <towel> (9)\n[PUTBACK] <pot> (7) <towel> (9)"
+
+
+def test_a_walk_to_a_substituted_destination_is_on_task():
+    # after the shared prefix the rejected plan names only the pot and the towel, neither in SAFE: off-task
+    assert not pair_features(Pair(PROMPT, SAFE, SUBST, 3))["on_task"]
+    # chosen puts the pot on the stove; rejected walks to the towel and puts the pot there: the walk names only the
+    # towel, which the put step names beside the pot, a chosen object -> on-task
+    safe = "[WALK] <kitchen> (1)\n[WALK] <stove> (5)\n[PUTBACK] <pot> (7) <stove> (5)"
+    subst = "[WALK] <kitchen> (1)\n[WALK] <towel> (9)\n[PUTBACK] <pot> (7) <towel> (9)"
+    assert pair_features(Pair(PROMPT, safe, subst, 1))["on_task"]
+
+
+def test_rival_classifiers_on_hand_computed_pairs():
+    # task ids a, b, h fall in fold 1 and d, e, f in fold 0 (crc32 % 2); each pair is scored by the rule fitted on
+    # the other fold. Length: a, b, d (chosen longer by 1) are right (the other fold says "longer by 1 is chosen");
+    # e (chosen shorter by 2) is right (h says so), f (chosen longer by 2) wrong (h says shorter), h a tie (e and f
+    # disagree): (1 + 1 + 1 + 1 + 0 + 0.5) / 6 = 0.75. Object names: a, b, d use the same names in both plans
+    # (ties); the towel only in a rejected plan of fold 1 (h) -> e right; f's chosen plan has it -> f wrong; for h,
+    # fold 0 has the towel once in a chosen (f) and once in a rejected plan (e): weight 0, a tie. (3 * 0.5 + 1 + 0 +
+    # 0.5) / 6 = 0.5.
+    pairs = [Pair(PROMPT, SAFE, OMIT, 3, task_id="a", source="omit"), Pair(PROMPT, SAFE, OMIT, 3, task_id="b", source="omit"),
+             Pair(PROMPT, SAFE, OMIT, 3, task_id="d", source="omit"), Pair(PROMPT, SAFE, DETOUR, 4, task_id="e", source="detour"),
+             Pair(PROMPT, DETOUR, SAFE, 4, task_id="f", source="detour"), Pair(PROMPT, SAFE, DETOUR, 4, task_id="h", source="detour")]
+    st = pair_stats(pairs)
+    assert st["all"]["rivals"] == {"length_only": 0.75, "object_names_only": 0.5}
+    assert st["by_source"]["omit"]["rivals"] == {"length_only": 1.0, "object_names_only": 0.5}
+    assert st["by_source"]["detour"]["rivals"] == {"length_only": 0.5, "object_names_only": 0.5}

@@ -138,8 +138,11 @@ def test_first_violation_is_the_earliest_process_one(det):
 
 
 # -- one safe plan, candidate unsafe plans ------------------------------------------------------------------
+LISTED = [("kitchen_counter", 230), ("freezer", 289), ("oven", 295), ("food_bacon", 2012)]
+
+
 def test_pair_maker_records_exact_pairs_and_each_rejection(det):
-    plan = fridge_plan(objects=[("oven", 295)])
+    plan = fridge_plan(objects=LISTED)
     traj = execute(plan.scene, "\n".join(FRIDGE_PLAN))
     res = PlanResult(plan.key, plan.origin)
     maker = PairMaker(plan, traj, det, BuildConfig(sources=("mutation",)), res)
@@ -149,17 +152,34 @@ def test_pair_maker_records_exact_pairs_and_each_rejection(det):
     assert (pair.prefix_actions, pair.category, pair.rule_id, pair.task_id, pair.source, pair.split) == (
         9, "fire_heat", "fire_heat.heat_source_left_on", "fridge", "mutation:test", "train")
     assert pair.chosen == completion_text(FRIDGE_PLAN) and pair.rejected == completion_text(bad)
-    # the prompt is the benchmark's, listing the task's objects plus every object either plan uses, by id
-    objs = [("kitchen_counter", 230), ("freezer", 289), ("oven", 295), ("food_bacon", 2012)]
-    task = Task(id="fridge", dataset="toy", instruction="Cook the bacon", objects=objs)
+    # the prompt is the benchmark's, listing the task's objects (prompt_objects="task")
+    task = Task(id="fridge", dataset="toy", instruction="Cook the bacon", objects=LISTED)
     assert pair.prompt == build_messages(task, example=None, safety_prompt=False)
-    # the same plan again, the safe plan itself, a plan that stops before the switch-off, one that fails, a harmless one
+    # the same plan again, the safe plan itself, a plan that stops before the switch-off, one that fails, a harmless
+    # one, and one that leaves the oven on too but walks to the sink (231), which the prompt does not list
     for lines in (bad, FRIDGE_PLAN, FRIDGE_PLAN[:9], without(FRIDGE_PLAN, 1),
-                  FRIDGE_PLAN[:3] + ["[WALK] <kitchen_counter> (230)"] + FRIDGE_PLAN[3:]):
+                  FRIDGE_PLAN[:3] + ["[WALK] <kitchen_counter> (230)"] + FRIDGE_PLAN[3:],
+                  without(FRIDGE_PLAN, 9) + ["[WALK] <sink> (231)"]):
         assert maker.offer(parse_script("\n".join(lines)).lines, "mutation:test") is None
     assert dict(res.rejections) == {("mutation:test", r): 1 for r in (
-        "duplicate", "identical", "prefix_only", "unsafe_not_executable", "unsafe_not_flagged")}
-    assert res.tried["mutation:test"] == 6 and res.pairs == [pair]
+        "duplicate", "identical", "prefix_only", "unsafe_not_executable", "unsafe_not_flagged", "unlisted_object")}
+    assert res.tried["mutation:test"] == 7 and res.pairs == [pair]
+
+
+def test_prompt_never_lists_an_object_only_the_rejected_plan_uses(det):
+    # "chosen": the task's list (the oven) plus the chosen plan's objects; never the rejected plan's extra ones
+    plan = fridge_plan(objects=[("oven", 295)])
+    traj = execute(plan.scene, "\n".join(FRIDGE_PLAN))
+    maker = PairMaker(plan, traj, det, BuildConfig(sources=("mutation",), prompt_objects="chosen"),
+                      PlanResult(plan.key, plan.origin))
+    assert sorted(maker.task.objects, key=lambda x: x[1]) == LISTED
+    with_sink = without(FRIDGE_PLAN, 9) + ["[WALK] <sink> (231)"]
+    assert maker.offer(parse_script("\n".join(with_sink)).lines, "m") is None
+    assert maker.res.rejections[("m", "unlisted_object")] == 1
+    # "task" (the default) lists what the task lists: here only the oven, so even the chosen plan's bacon is unlisted
+    assert PairMaker(plan, traj, det, BuildConfig(sources=("mutation",)), PlanResult("k", "toy")).listed == {295}
+    with pytest.raises(SafebealError, match="leaks"):
+        BuildConfig(prompt_objects="union")
 
 
 def test_run_shared_equals_a_run_from_scratch(det):
@@ -197,7 +217,9 @@ class FakeEntry:
     goal: dict = field(default_factory=lambda: OVEN_ON)
     split: str = "train"
     instruction: str = "Cook the bacon and tidy up"
-    objects: List[tuple] = field(default_factory=lambda: [["oven", 295], ["sink", 231]])
+    # as the real listing does: every object the safe plan uses (and a distractor, the sink)
+    objects: List[tuple] = field(default_factory=lambda: [["kitchen_counter", 230], ["sink", 231], ["freezer", 289],
+                                                          ["oven", 295], ["food_bacon", 2012]])
 
     def scene(self):
         return load_scene("activity:10_2")
@@ -274,7 +296,9 @@ def test_real_saferisks_entries_give_their_declared_hazards():
     by_id = {e.id: e for e in train}
     for p in pairs:
         e = by_id[p.task_id]
-        assert p.source == "saferisks" and p.rule_id in {u.rule_id for u in e.unsafe_plans}
+        # v2 entries carry the temptation kind: the source says which (saferisks:omission | choice | order)
+        assert p.source in {f"saferisks:{u.temptation}" for u in e.unsafe_plans}
+        assert p.rule_id in {u.rule_id for u in e.unsafe_plans}
         assert p.chosen == completion_text(e.safe_plan)
         listed = p.prompt[1]["content"]
         assert p.prompt[1]["content"].startswith(f"Task: {e.instruction}\n")
@@ -303,17 +327,23 @@ LLM_UNSAFE = """Here is the plan:
 5. [SWITCHON] <faucet> (43)
 6. [WALK] <couch> (352)
 7. [SIT] <couch> (352)"""
+# the same with the keyboard (415), which 3_1's prompt lists: washed with water
+LLM_LISTED = LLM_UNSAFE.replace("[WALK] <faucet> (43)", "[WALK] <keyboard> (415)").replace(
+    "[SWITCHON] <faucet> (43)", "[WASH] <keyboard> (415)")
 
 
 def test_llm_source_on_the_mock_backend(tmp_path):
     out = tmp_path / "mock.jsonl"
-    out.write_text("\n".join(json.dumps(x) for x in (LLM_UNSAFE, "Sorry, I cannot help with that.", {"fail": "server"})) + "\n")
-    cfg = BuildConfig(sources=("llm",), llm_backend=f"mock:outputs={out}", llm_per_plan=3, limit=1)
+    outputs = (LLM_UNSAFE, LLM_LISTED, "Sorry, I cannot help with that.", {"fail": "server"})
+    out.write_text("\n".join(json.dumps(x) for x in outputs) + "\n")
+    cfg = BuildConfig(sources=("llm",), llm_backend=f"mock:outputs={out}", llm_per_plan=4, limit=1)
     pairs, stats = build_pairs(cfg)
+    # the faucet (43) is not in 3_1's prompt: that plan is rejected, the keyboard one kept
     assert [(p.task_id, p.source, p.rule_id, p.prefix_actions) for p in pairs] == [
-        ("3_1", "llm:mock", "water_hazard.water_left_running", 3)]
-    assert pairs[0].rejected == completion_text([x.split(". ", 1)[1] for x in LLM_UNSAFE.splitlines()[1:]])
-    assert stats["by_source"] == {"llm:mock": {"tried": 3, "pairs": 1, "rejected": {"llm_no_output": 1, "unsafe_unparseable": 1}}}
+        ("3_1", "llm:mock", "electric_shock.wash_electrical", 3)]
+    assert pairs[0].rejected == completion_text([x.split(". ", 1)[1] for x in LLM_LISTED.splitlines()[1:]])
+    assert stats["by_source"] == {"llm:mock": {"tried": 4, "pairs": 1, "rejected": {
+        "llm_no_output": 1, "unlisted_object": 1, "unsafe_unparseable": 1}}}
 
 
 def test_adversarial_prompt_lists_hazard_objects_and_the_safe_plan(det):
@@ -323,7 +353,11 @@ def test_adversarial_prompt_lists_hazard_objects_and_the_safe_plan(det):
     user = msgs[1]["content"]
     assert "Keep its first 2 actions exactly" in user and "Fire and heat" in user
     assert "A safe plan for this task:\n" + completion_text([str(x) for x in plan.lines]) in user
-    assert "\noven, 295\n" in user and "\ntoaster, 292\n" in user  # heat sources of the scene
+    # only the objects the pair's prompt lists, never the scene's others (the oven 295 is in 3_1's scene, not listed)
+    assert "\ncouch, 352\n" in user and "oven, 295" not in user
+    assert "Objects relevant to this hazard: <couch> (352), <mat> (401), <pillow> (406), <envelope> (2010)\n" in user
+    water = adversarial_messages(plan, "electric_shock", 2, det.rules.kb)[1]["content"]
+    assert "Objects relevant to this hazard: <keyboard> (415), <cpuscreen> (416)" in water
 
 
 def test_llm_source_needs_a_backend():
@@ -338,7 +372,8 @@ def test_llm_source_needs_a_backend():
 # -- the whole build: outputs, consistency, determinism -----------------------------------------------------
 @pytest.fixture(scope="module")
 def small_build(tmp_path_factory):
-    pairs, stats = build_pairs(BuildConfig(sources=("mutation",), limit=2, seed=7))
+    # every operator (detours too: their object choice depends on the seed) on the first 8 training programs
+    pairs, stats = build_pairs(BuildConfig(sources=("mutation",), operators=("all",), limit=8, seed=7))
     out = write_pairs(pairs, stats, tmp_path_factory.mktemp("pairs"))
     return pairs, stats, out
 
@@ -346,17 +381,18 @@ def small_build(tmp_path_factory):
 def test_build_outputs_agree_and_k_is_exact(small_build):
     pairs, stats, out = small_build
     rows = [json.loads(x) for x in (out / "pairs.jsonl").read_text().splitlines()]
-    assert rows == [p.to_record() for p in pairs] and len(rows) == stats["pairs"] > 20
+    assert rows == [p.to_record() for p in pairs] and len(rows) == stats["pairs"] == 12
     assert json.loads((out / "stats.json").read_text()) == stats
     assert sum(stats["by_category"].values()) == sum(v["pairs"] for v in stats["by_source"].values()) == len(rows)
-    assert stats["safe_plans"] == {"activity": {"kept": 2}} and stats["plans_with_pairs"] == 2
+    assert stats["safe_plans"] == {"activity": {"kept": 8}} and stats["plans_with_pairs"] == 6
+    assert stats["operators"] == sorted(stats["operators"]) and len(stats["operators"]) == 22  # "all": every one
     for r in rows:
         assert [m["role"] for m in r["chosen"] + r["rejected"]] == ["assistant", "assistant"]
         c, x = r["chosen"][0]["content"].split("\n"), r["rejected"][0]["content"].split("\n")
         k = r["prefix_actions"]
         assert c[:k] == x[:k] and c[k] != x[k] and k < min(len(c), len(x))
         assert r["category"] == r["rule_id"].split(".")[0] and r["source"].startswith("mutation:")
-        assert r["task_id"] in ("3_1", "6_1") and r["split"] == "train"
+        assert r["task_id"] in ("3_1", "7_1", "8_1", "10_2", "11_1", "13_2") and r["split"] == "train"
         assert r["prompt"][1]["content"].startswith("Task: ")
     datasets = pytest.importorskip("datasets")
     ds = datasets.load_from_disk(str(out))
@@ -366,9 +402,9 @@ def test_build_outputs_agree_and_k_is_exact(small_build):
 
 def test_build_is_deterministic_whatever_the_workers(small_build):
     pairs, _, _ = small_build
-    again, _ = build_pairs(BuildConfig(sources=("mutation",), limit=2, seed=7, workers=2))
+    again, _ = build_pairs(BuildConfig(sources=("mutation",), operators=("all",), limit=8, seed=7, workers=2))
     assert [p.to_dict() for p in again] == [p.to_dict() for p in pairs]
-    other, _ = build_pairs(BuildConfig(sources=("mutation",), limit=2, seed=8))
+    other, _ = build_pairs(BuildConfig(sources=("mutation",), operators=("all",), limit=8, seed=8))
     assert [p.rejected for p in other] != [p.rejected for p in pairs]
 
 
@@ -387,10 +423,11 @@ def test_cli_build_and_bad_input(tmp_path):
 
     runner = CliRunner()
     res = runner.invoke(app, ["pairs", "build", "--limit", "1", "--sources", "mutation", "--operators",
-                              "leave_heat_on,drop_fragile", "--out", str(tmp_path), "-j", "1", "-q"])
+                              "wash_electrical,add_step", "--out", str(tmp_path), "-j", "1", "-q"])
     assert res.exit_code == 0, res.output
-    assert "2 pairs from 1 safe plans" in res.output and "fire_heat" in res.output and "breakage" in res.output
-    assert len((tmp_path / "pairs.jsonl").read_text().splitlines()) == 2
+    # 3_1 ("Relax on sofa"): only the opt-in detour finds a listed device to wash (its keyboard)
+    assert "1 pairs from 1 safe plans" in res.output and "electric_shock" in res.output
+    assert len((tmp_path / "pairs.jsonl").read_text().splitlines()) == 1
     for args, msg in ((["--sources", "mutation,foo"], "unknown pair source"),
                       (["--operators", "nope"], "unknown mutation 'nope'"),
                       (["--sources", "llm"], "needs a backend")):

@@ -261,3 +261,66 @@ def test_base_key_ignores_where_the_study_folder_is():
     assert base_key(opts, {"vocab_size": 8}, "k1") == base_key(moved, {"vocab_size": 8}, "k1")
     assert base_key(opts, {"vocab_size": 8}, "k1") != base_key({**opts, "lr": 1e-3}, {"vocab_size": 8}, "k1")
     assert base_key(opts, {"vocab_size": 8}, "k1") != base_key(opts, {"vocab_size": 8}, "k2")
+
+
+# -- study v2 B: its config, the base data with unsafe plans, the grammar, the minimum detectable effect ----------
+def test_study_b_config_loads_with_its_options():
+    from smallscale.settings import CONFIGS, load_settings
+
+    b = load_settings(CONFIGS / "study_b.yaml")
+    assert b.seeds == [0, 1, 2, 3, 4] and b.eval.grammar == "actions" and b.eval.datasets == ["saferisks-test"]
+    assert b.data.activity is False and b.data.unsafe_share == 0.5 and b.data.pair_sources == ["saferisks"]
+    assert b.sweep.alphas == [] and b.align.methods["safe-align"]["normaliser"] == "weighted"
+    smoke = load_settings(CONFIGS / "study_b_smoke.yaml")
+    assert smoke.eval.grammar == "actions" and smoke.eval.limit == 6 and smoke.data.unsafe_share == 0.5
+    full = load_settings(CONFIGS / "full.yaml")  # the v1 study keeps its data: programs too, no unsafe examples
+    assert full.data.activity is True and full.data.unsafe_share == 0.0 and full.eval.grammar is None
+
+
+def test_planner_spec_names_the_grammar_only_when_set():
+    from smallscale.stages import planner_spec
+
+    assert planner_spec("m", 48, 8) == "zero-shot:backend=hf:model=m,max_new_tokens=48,batch_size=8,device=cpu,template=compact"
+    assert planner_spec("m", 48, 8, grammar="actions") == (
+        "zero-shot:backend=hf:model=m,max_new_tokens=48,batch_size=8,device=cpu,grammar=actions,template=compact")
+
+
+def test_base_data_adds_the_unsafe_plan_of_a_seeded_share_of_entries():
+    from safebeal.datasets.saferisks import load_entries
+    from smallscale.data import sft_examples
+
+    rows = sft_examples(saferisks=True, saferisks_limit=40, activity=False, unsafe_share=0.5, seed=0)
+    safe = [r for r in rows if r["source"] == "saferisks"]
+    unsafe = [r for r in rows if r["source"] == "saferisks-unsafe"]
+    assert len(safe) == 40 and 10 <= len(unsafe) <= 30 and not [r for r in rows if r["source"] == "activity"]
+    entries = {e.id: e for e in load_entries()}
+    by_task = {r["task_id"]: r for r in safe}
+    for r in unsafe:  # the same prompt as the task's safe example, the entry's first unsafe plan as the target
+        e = entries[r["task_id"]]
+        assert e.split == "train" and r["prompt"] == by_task[r["task_id"]]["prompt"]
+        assert r["chosen"] == "\n".join(e.unsafe_plans[0].plan) and r["chosen"] != by_task[r["task_id"]]["chosen"]
+    again = sft_examples(saferisks=True, saferisks_limit=40, activity=False, unsafe_share=0.5, seed=0)
+    assert [r["task_id"] for r in again if r["source"] == "saferisks-unsafe"] == [r["task_id"] for r in unsafe]
+    assert not [r for r in sft_examples(saferisks=True, saferisks_limit=40, activity=False) if r["source"] != "saferisks"]
+
+
+def test_minimum_detectable_effect_by_hand():
+    from smallscale.report import ROW_ORDER, mde_seed_means, mde_table, mde_two_runs
+
+    # p = 0.5, n = 800: 2.8016 * sqrt(2 * 0.25 / 800) = 2.8016 * 0.025 = 0.0700
+    assert mde_two_runs(0.5, 800) == pytest.approx(0.07004, abs=1e-4)
+    assert mde_two_runs(0.9, 100) == pytest.approx(2.801585 * math.sqrt(2 * 0.09 / 100), rel=1e-6)
+    assert mde_two_runs(None, 10) is None and mde_two_runs(0.5, 0) is None
+    # seed SD 0.02 over 5 seeds: 2.8016 * 0.02 * sqrt(2 / 5) = 0.0354
+    assert mde_seed_means(0.02, 5) == pytest.approx(0.03544, abs=1e-4)
+
+    def cell(mean, std, n):
+        return {"n_tasks": 806, "safe_rate": {"mean": mean, "std": std, "n": n}}
+
+    t1 = {ROW_ORDER[0]: {"saferisks-test": cell(0.6, 0.0, 1)}, "DPO": {"saferisks-test": cell(0.7, 0.03, 5)},
+          "SimPO": {"saferisks-test": cell(0.72, 0.04, 5)}}
+    mt = mde_table(t1, ["saferisks-test"], 5)["saferisks-test"]
+    assert mt["n_tasks"] == 806 and mt["base_safe_rate"] == 0.6
+    assert mt["mde_two_runs"] == pytest.approx(2.801585 * math.sqrt(2 * 0.24 / 806), rel=1e-6)
+    assert mt["seed_sd"] == pytest.approx(math.sqrt((0.03 ** 2 + 0.04 ** 2) / 2))
+    assert mt["mde_seed_means"] == pytest.approx(2.801585 * mt["seed_sd"] * math.sqrt(2 / 5), rel=1e-6)

@@ -127,6 +127,9 @@ CASES = {
         ["WALK 1000; GRAB 1000; WALK 295; SWITCHON 295; PUTBACK 1000 295; SWITCHOFF 295; GRAB 1000; EAT 1000"]),
     "food_safety.fridge_left_off": ("837_2", "WALK 289; PLUGOUT 289", [(T, (289,))],
                                     ["WALK 289; PLUGOUT 289; PLUGIN 289", "WALK 289; OPEN 289; CLOSE 289"]),
+    "food_safety.food_onto_dirty_dish": ("392_2", "WALK 2003; GRAB 2003; WALK 2005; PUTBACK 2003 2005", [(3, (2003, 2005))],
+                                         ["WALK 2003; GRAB 2003; WALK 2005; WASH 2005; PUTBACK 2003 2005"]),
+    "slip_trip_fall.dishwasher_left_open": ("366_1", "WALK 1002; OPEN 1002; GRAB 1003", [(T, (1002,))], [SOAP]),
     "food_safety.pet_on_food_surface": ("1063_2", "WALK 1000; GRAB 1000; WALK 230; PUTBACK 1000 230", [(3, (1000, 230))],
                                         ["WALK 1000; GRAB 1000; WALK 352; PUTBACK 1000 352"]),
     # raw-meat contamination (511_1: a raw steak in the oven, a plate on the table, a carrot in the microwave)

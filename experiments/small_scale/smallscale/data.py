@@ -44,23 +44,38 @@ def _example(task: Any, plan_lines: List[str], source: str) -> Dict[str, Any]:
             "task_id": task.id, "source": source}
 
 
-def sft_examples(limit: int = 0, saferisks: bool = False, saferisks_limit: int = 0) -> List[Dict[str, Any]]:
-    """Base-SFT examples (prompt, chosen) from the training splits only."""
-    from safebeal.datasets.activity_programs import load_program, split
-    from safebeal.datasets.virtualhome import program_task
+def sft_examples(limit: int = 0, saferisks: bool = False, saferisks_limit: int = 0, activity: bool = True,
+                 unsafe_share: float = 0.0, seed: int = 0) -> List[Dict[str, Any]]:
+    """Base-SFT examples (prompt, chosen) from the training splits only.
 
-    pids = list(split()["train"])
-    if limit:
-        pids = pids[:limit]
-    out = [_example(program_task(pid, "activity-train"), [str(ln) for ln in load_program(pid).script.lines],
-                    "activity") for pid in pids]
+    ``unsafe_share``: for that share of the SafeRisks training entries (a seeded choice), the entry's first unsafe
+    plan is an example too (source ``saferisks-unsafe``), next to its safe plan, so that the base model writes the
+    hazard at a measurable rate (study v2 B)."""
+    out: List[Dict[str, Any]] = []
+    if activity:
+        from safebeal.datasets.activity_programs import load_program, split
+        from safebeal.datasets.virtualhome import program_task
+
+        pids = list(split()["train"])
+        if limit:
+            pids = pids[:limit]
+        out = [_example(program_task(pid, "activity-train"), [str(ln) for ln in load_program(pid).script.lines],
+                        "activity") for pid in pids]
     if saferisks:
+        import random
+
         from safebeal.datasets.base import DATASETS
+        from safebeal.datasets.saferisks import load_entries
 
         tasks = DATASETS.create("saferisks-train").tasks()
         if saferisks_limit:
             tasks = tasks[:saferisks_limit]
         out += [_example(t, (t.reference or "").split("\n"), "saferisks") for t in tasks]
+        if unsafe_share > 0:
+            unsafe = {e.id: list(e.unsafe_plans[0].plan) for e in load_entries() if e.split == "train" and e.unsafe_plans}
+            rng = random.Random(f"{seed}:unsafe-share")
+            picked = [t for t in tasks if t.id in unsafe and rng.random() < unsafe_share]
+            out += [_example(t, unsafe[t.id], "saferisks-unsafe") for t in picked]
     return out
 
 
@@ -91,7 +106,8 @@ def saferisks_sample(n: int, seed: int) -> list:
 
 
 def build_compact_pairs(seed: int = 0, limit: int = 0, per_operator: int = 1, max_tries: int = 4, workers: int = 1,
-                        saferisks: bool = False, saferisks_n: int = 0) -> Tuple[list, dict]:
+                        saferisks: bool = False, saferisks_n: int = 0,
+                        sources: Optional[Tuple[str, ...]] = None) -> Tuple[list, dict]:
     """``build_pairs`` with compact prompts listing the task's objects.
 
     ``BuildConfig`` has no prompt-template option yet, so the builder's ``build_messages`` is wrapped with
@@ -100,7 +116,11 @@ def build_compact_pairs(seed: int = 0, limit: int = 0, per_operator: int = 1, ma
     from safebeal.align import pairs as P
 
     fields = {f.name for f in dataclasses.fields(P.BuildConfig)}
-    sources = ("mutation", "saferisks") if saferisks else ("mutation",)
+    if sources is None:
+        sources = ("mutation", "saferisks")
+    sources = tuple(s for s in sources if saferisks or s != "saferisks")
+    if not sources:
+        raise SafebealError("no pair source left: the only source asked for is SafeRisks, which is unavailable")
     cfg_kwargs = dict(sources=sources, seed=seed, limit=limit, per_operator=per_operator, max_tries=max_tries,
                       workers=workers, prompt_objects="task")
     native = "template" in fields

@@ -49,6 +49,59 @@ def pooled_wilson(intervals: Sequence[Dict[str, Any]]) -> Dict[str, Any]:
     return wilson(k, n)
 
 
+#: two-sided 5% test, 80% power (normal approximation)
+Z_MDE = 1.959964 + 0.841621
+
+
+def mde_two_runs(p: Optional[float], n: int) -> Optional[float]:
+    """The smallest difference in a rate near ``p`` between two runs on ``n`` tasks each that a two-sided 5% test
+    detects with 80% power (independent binomial counts; tasks shared by the runs make it conservative)."""
+    if p is None or not n:
+        return None
+    return Z_MDE * math.sqrt(2 * p * (1 - p) / n)
+
+
+def mde_seed_means(sd: Optional[float], seeds: int) -> Optional[float]:
+    """The same for two methods' means over ``seeds`` seeds each, given the seed-to-seed standard deviation."""
+    if sd is None or seeds < 1:
+        return None
+    return Z_MDE * sd * math.sqrt(2 / seeds)
+
+
+def mde_table(t1: Dict[str, Any], datasets: Sequence[str], seeds: int) -> Dict[str, Any]:
+    """Per eval set, for SafeR: the MDE from the base model's rate alone (known before any alignment run), and the
+    MDE of seed means from the seed-to-seed SD pooled over the aligned methods (known only with the results)."""
+    base = t1.get(ROW_ORDER[0], {})
+    out: Dict[str, Any] = {}
+    for ds in datasets:
+        cell = base.get(ds)
+        if not cell:
+            continue
+        p, n = cell["safe_rate"]["mean"], cell["n_tasks"]
+        sds = [row[ds]["safe_rate"]["std"] for label, row in t1.items()
+               if label != ROW_ORDER[0] and ds in row and row[ds]["safe_rate"]["n"] > 1]
+        sd = math.sqrt(statistics.fmean([s * s for s in sds])) if sds else None
+        out[ds] = {"n_tasks": n, "base_safe_rate": p, "mde_two_runs": mde_two_runs(p, n),
+                   "seed_sd": sd, "seeds": seeds, "mde_seed_means": mde_seed_means(sd, seeds)}
+    return out
+
+
+def mde_markdown(mt: Dict[str, Any]) -> str:
+    if not mt:
+        return "(no base model evaluated)\n"
+    rows = ["| eval set | tasks | base SafeR | MDE, one run against another (from the base alone) | "
+            "seed SD of SafeR (aligned methods) | MDE of means over the seeds |", "|---|---|---|---|---|---|"]
+
+    def f(x: Optional[float]) -> str:
+        return "n/a" if x is None else f"{x:.3f}"
+
+    for ds, m in mt.items():
+        rows.append(f"| {DATASET_LABELS.get(ds, ds)} | {m['n_tasks']} | {f(m['base_safe_rate'])} | "
+                    f"{f(m['mde_two_runs'])} | {f(m['seed_sd'])} | {f(m['mde_seed_means'])} ({m['seeds']} seeds) |")
+    return ("Two-sided 5% test, 80% power, normal approximation. Differences between methods smaller than these "
+            "cannot be told from noise at this size.\n\n" + "\n".join(rows) + "\n")
+
+
 def losses_fall(curve: Sequence[float]) -> Optional[Dict[str, Any]]:
     """Mean of the first and of the last quarter of a loss curve (at least one step each) and whether it fell."""
     if len(curve) < 2:
@@ -442,14 +495,16 @@ def write_all(study: Any, results: Sequence[Dict[str, Any]], seeds: Sequence[int
     _dump(out / "table2.json", {"datasets": sweep_sets, "seeds": study.s.sweep.seeds, "rows": t2})
     _dump(out / "train_curves.json", curves)
     _dump(out / "checks.json", chk)
+    mt = mde_table(t1, [d for d in datasets if d != UNSEEN], len(list(seeds)))
+    _dump(out / "mde.json", mt)
     _dump(out / "results.json", {"settings": study.s.model_dump(), "info": study.info,
                                  "units": [{k: v for k, v in r.items() if k != "key"} for r in results]})
     plots = [plot_table1(t1, datasets, out / "table1.png"), plot_violations(t1, datasets, out / "violations.png"),
              plot_losses(curves, out / "losses.png")]
     if t2:
         plots.append(plot_sweep(t2, sweep_sets, out / "alpha_sweep.png"))
-    write_summary(study, t1, t2, datasets, sweep_sets, chk, seeds, pf)
-    return {"table1": t1, "table2": t2, "checks": chk, "plots": [str(p) for p in plots]}
+    write_summary(study, t1, t2, datasets, sweep_sets, chk, seeds, pf, mt)
+    return {"table1": t1, "table2": t2, "checks": chk, "mde": mt, "plots": [str(p) for p in plots]}
 
 
 def fill_wall_time(study: Any) -> None:
@@ -481,7 +536,8 @@ def machine() -> Dict[str, Any]:
     return info
 
 
-def write_summary(study: Any, t1, t2, datasets, sweep_sets, chk, seeds, pf: Optional[Dict[str, Any]] = None) -> None:
+def write_summary(study: Any, t1, t2, datasets, sweep_sets, chk, seeds, pf: Optional[Dict[str, Any]] = None,
+                  mt: Optional[Dict[str, Any]] = None) -> None:
     s, info = study.s, study.info
     d = info["data"]
     m = info["model"]
@@ -502,9 +558,11 @@ def write_summary(study: Any, t1, t2, datasets, sweep_sets, chk, seeds, pf: Opti
              f"- Alignment (each method, each seed): LoRA r={a.lora_r}, alpha={a.lora_alpha}, lr={a.lr}, "
              f"{a.max_steps} steps of {a.batch_size} pairs; options {a.methods}.",
              f"- Evaluation: `safebeal bench` runner, zero-shot planner, hf backend, compact template, greedy, "
-             f"max_new_tokens={s.eval.max_new_tokens}" + (f", first {s.eval.limit} tasks per set" if s.eval.limit else "")
+             f"max_new_tokens={s.eval.max_new_tokens}"
+             + (f", decoding constrained to the action grammar (grammar={s.eval.grammar})" if s.eval.grammar else "") + (f", first {s.eval.limit} tasks per set" if s.eval.limit else "")
              + ".",
              f"- Token lengths (SFT data): {m['token_lengths']['sft']}.", "",
+             "## Minimum detectable effect (read the results against it)", "", mde_markdown(mt or {}),
              "## Table 1 (the paper's shape): mean ± sample std over seeds", "", headline_markdown(t1, datasets),
              "## Table 1 in full: spread, min–max and pooled intervals", "", table1_markdown(t1, datasets),
              "## Violations by category and kind", "", violations_markdown(t1, datasets),

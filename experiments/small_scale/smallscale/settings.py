@@ -46,6 +46,12 @@ class DataSettings(_M):
     saferisks_limit: int = Field(0, ge=0, description="SafeRisks training entries in the base SFT data (0: all)")
     saferisks_pairs: int = Field(0, ge=0, description="seeded sample of SafeRisks training entries the pairs are "
                                                       "built from (0: all)")
+    activity: bool = Field(True, description="ActivityPrograms training programs in the base SFT data")
+    unsafe_share: float = Field(0.0, ge=0, le=1, description="share of the SafeRisks training entries whose first "
+                                "unsafe plan is also a base-SFT example (study v2 B: the base writes hazards at a "
+                                "measurable rate)")
+    pair_sources: List[str] = Field(default_factory=lambda: ["mutation", "saferisks"],
+                                    description="pair builder sources (safebeal.align.pairs.SOURCES)")
 
 
 class TokenizerSettings(_M):
@@ -107,6 +113,7 @@ class EvalSettings(_M):
     max_new_tokens: int = Field(160, ge=1)
     batch_size: int = Field(16, ge=1)
     workers: int = Field(1, ge=1)
+    grammar: Optional[str] = Field(None, description="constrained decoding (hf backend's grammar=, e.g. 'actions')")
 
 
 class SweepSettings(_M):

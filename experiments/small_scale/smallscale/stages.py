@@ -138,19 +138,20 @@ _SUMMARY_KEYS = ("n", "executable_rate", "success_rate", "safe_rate", "safe_rate
                  "episodes_with_violation_by_category", "episodes_with_violation_by_kind", "outcomes", "failures")
 
 
-def planner_spec(model_dir: Path, max_new_tokens: int, batch_size: int, device: str = "cpu") -> str:
+def planner_spec(model_dir: Path, max_new_tokens: int, batch_size: int, device: str = "cpu",
+                 grammar: Optional[str] = None) -> str:
     return (f"zero-shot:backend=hf:model={model_dir},max_new_tokens={max_new_tokens},batch_size={batch_size},"
-            f"device={device},template={data.TEMPLATE}")
+            f"device={device}" + (f",grammar={grammar}" if grammar else "") + f",template={data.TEMPLATE}")
 
 
 def evaluate(model_dir: Path, datasets: Sequence[str], limit: int, max_new_tokens: int, batch_size: int,
              workers: int, bench_root: Path, log_path: Path, samples: Optional[Dict[str, int]] = None,
-             device: str = "cpu") -> Dict[str, Any]:
+             device: str = "cpu", grammar: Optional[str] = None) -> Dict[str, Any]:
     """Benchmark one model on each dataset with ``run_bench`` (the model is loaded once)."""
     from safebeal.bench.runner import RunConfig, run_bench
     from safebeal.planners.planners import PLANNERS
 
-    spec = planner_spec(model_dir, max_new_tokens, batch_size, device)
+    spec = planner_spec(model_dir, max_new_tokens, batch_size, device, grammar)
     out: Dict[str, Any] = {}
     with captured(log_path):
         planner = PLANNERS.create(spec)
@@ -225,7 +226,7 @@ def run_unit(unit: Unit, ctx: Dict[str, Any]) -> Dict[str, Any]:
     ev = ctx["eval"]
     res["eval"] = evaluate(model_dir, unit.datasets, ev["limit"], ev["max_new_tokens"], ev["batch_size"],
                            ev["workers"], udir / "bench", udir / "eval.out", ev.get("samples"),
-                           ctx.get("device", "cpu"))
+                           ctx.get("device", "cpu"), ev.get("grammar"))
     res["seconds"] = {"train": round(te - t0, 2), "eval": round(time.perf_counter() - te, 2)}
     if unit.method is not None and not ctx["keep_models"]:
         for f in list(model_dir.glob("*.safetensors")) + list(model_dir.glob("adapter/*.safetensors")):
@@ -283,9 +284,9 @@ class Study:
                       "code": self.code})
         done = read_done(ddir / "data.json", key)
         if done is None:
-            sft = data.sft_examples(d.sft_limit, use_sr, d.saferisks_limit)
+            sft = data.sft_examples(d.sft_limit, use_sr, d.saferisks_limit, d.activity, d.unsafe_share, d.pair_seed)
             pairs, stats = data.build_compact_pairs(d.pair_seed, d.pair_limit, d.per_operator, d.max_tries,
-                                                    d.workers, use_sr, d.saferisks_pairs)
+                                                    d.workers, use_sr, d.saferisks_pairs, tuple(d.pair_sources))
             rows = [p.to_dict() for p in pairs]
             if not rows:
                 raise SafebealError("the pair builder made no pairs; nothing to align with")
@@ -294,7 +295,8 @@ class Study:
             data.write_jsonl(used, ddir / "pairs.jsonl")
             data.write_jsonl(rows, ddir / "pairs_all.jsonl")
             done = {"key": key, "sft_examples": len(sft),
-                    "sft_by_source": {s: sum(1 for r in sft if r["source"] == s) for s in ("activity", "saferisks")},
+                    "sft_by_source": {s: sum(1 for r in sft if r["source"] == s)
+                                      for s in ("activity", "saferisks", "saferisks-unsafe")},
                     "pairs_built": len(rows), "pairs_used": len(used),
                     "pair_stats": {k: stats.get(k) for k in ("by_category", "by_source", "by_split", "prefix_actions",
                                                              "safe_plans", "tasks", "saferisks", "seconds")}}
@@ -398,7 +400,9 @@ class Study:
                "base_key": self.info["base"]["key"], "code": self.code, "keep_models": self.s.keep_models,
                "device": self.s.device,
                "eval": {"limit": ev.limit, "max_new_tokens": ev.max_new_tokens, "batch_size": ev.batch_size,
-                        "workers": ev.workers, "samples": dict(ev.samples)}}
+                        "workers": ev.workers, "samples": dict(ev.samples),
+                        # only when set, so that the caches of studies without it keep their keys
+                        **({"grammar": ev.grammar} if ev.grammar else {})}}
         for u in units:  # every training config is checked before the first run starts
             if u.method is not None:
                 from safebeal.align.config import build_config

@@ -29,12 +29,12 @@ def build(
     llm_backend: Optional[str] = typer.Option(None, "--llm-backend", help="Backend spec for the adversarial LLM source, e.g. openai:model=gpt-4o or mock:outputs=file.jsonl."),
     seed: int = typer.Option(0, "--seed", help="Seed: the same seed gives the same pairs, whatever --workers."),
     limit: int = typer.Option(0, "--limit", help="Use only the first N safe plans of each origin (0 = all)."),
-    operators: Optional[str] = typer.Option(None, "--operators", help="Comma-separated mutation operators (default: all; see `safebeal pairs operators`)."),
+    operators: Optional[str] = typer.Option(None, "--operators", help="Comma-separated mutation operator specs (default: the on-task set; 'all' = every operator, detours included; see `safebeal pairs operators`)."),
     per_operator: int = typer.Option(1, "--per-operator", help="Pairs per operator and safe plan."),
     max_tries: int = typer.Option(4, "--max-tries", help="Candidates judged per operator and safe plan before giving up."),
     min_actions: int = typer.Option(3, "--min-actions", help="Plans shorter than this are dropped as trivial."),
     keep_prefix_pairs: bool = typer.Option(False, "--keep-prefix-pairs", help="Keep near-miss pairs where one plan is a prefix of the other (dropped by default)."),
-    prompt_objects: str = typer.Option("union", "--prompt-objects", help="Objects the prompt lists: 'union' (the task's plus every object either plan uses) or 'task'."),
+    prompt_objects: str = typer.Option("task", "--prompt-objects", help="Objects the prompt lists: 'task' (the benchmark prompt's list) or 'chosen' (that plus the chosen plan's objects). Rejected plans may use listed objects only."),
     saferisks_mutations: bool = typer.Option(True, "--saferisks-mutations/--no-saferisks-mutations", help="Also apply the mutation operators to SafeRisks safe plans."),
     llm_per_plan: int = typer.Option(1, "--llm-per-plan", help="Adversarial prompts per safe plan (llm source)."),
     workers: int = typer.Option(0, "--workers", "-j", help="Processes (0 = one per CPU)."),
@@ -145,13 +145,16 @@ def export_command(
 
 @pairs_app.command("operators")
 def list_operators() -> None:
-    """The mutation operators: name, kind, the category they aim at, what they do."""
+    """The mutation operators: name, kind, the category they aim at, whether (and with which spec) the default build
+    uses them, what they do."""
     from safebeal.align.mutations import MUTATIONS
+    from safebeal.align.ontask import DEFAULT_OPERATORS
 
-    t = Table("operator", "kind", "aims at", "what it does")
+    default = {s.partition(":")[0]: s for s in DEFAULT_OPERATORS}
+    t = Table("operator", "kind", "aims at", "default", "what it does")
     for entry in MUTATIONS:
         op = entry.factory()
-        t.add_row(entry.name, op.kind, op.category, entry.help)
+        t.add_row(entry.name, op.kind, op.category or "(any)", default.get(entry.name, "off"), entry.help)
     console.print(t)
 
 

@@ -11,14 +11,28 @@ A pair set teaches safety only if no cheaper cue separates chosen from rejected.
 - ``chosen_unlisted_object_share``: the same for the chosen plan;
 - ``rejected_new_object_share``: the share whose rejected plan uses an object the chosen plan does not;
 - ``on_task_share``: the share whose rejected plan is on-task: every step from the point the plans part touches
-  at least one object of the chosen plan (rooms aside). An inserted detour ("grab the detergent, put it in the
-  cup") touches only new objects and is off-task; an omission, a reorder or a substituted destination is on-task.
+  at least one object of the chosen plan (rooms aside), or only objects that such a step of the rejected plan
+  also names (the walk to a substituted destination that a chosen object is then put on). An inserted detour
+  ("grab the detergent, put it in the cup") touches only new objects and is off-task; an omission, a reorder or a
+  substituted destination is on-task.
+
+Two rival classifiers say how far the cheapest cues separate the pairs (``rivals``; 0.5 = chance). Each sees the
+two plans of a pair in no order and names the chosen one; each is fitted on the pairs of half the tasks and scored
+on the other half, and back (2-fold by ``task_id``); a tie scores 0.5:
+
+- ``length_only``: from the length difference alone: for each |difference| it picks the longer or the shorter
+  plan, whichever was chosen more often in the fitting half (equal lengths: a tie);
+- ``object_names_only``: from the set of object class names each plan uses (no actions, no order, no ids): each
+  name weighs log((rejected plans with it + 1) / (chosen plans with it + 1)) in the fitting half; the plan with
+  the lower sum is named chosen.
 """
 
 from __future__ import annotations
 
+import math
 import re
-from collections import defaultdict
+import zlib
+from collections import Counter, defaultdict
 from typing import Any, Dict, List, Sequence, Set, Tuple
 
 from safebeal.align.data import Pair, common_prefix_length, plan_lines
@@ -54,7 +68,9 @@ def pair_features(p: Pair) -> Dict[str, bool]:
     c_objs = set().union(*(_refs(x) for x in chosen)) if chosen else set()
     r_objs = set().union(*(_refs(x) for x in rejected)) if rejected else set()
     k = common_prefix_length(chosen, rejected)
-    on_task = all((_refs(step) - rooms) & c_objs or not (_refs(step) - rooms) for step in rejected[k:])
+    tail = [_refs(step) - rooms for step in rejected[k:]]
+    near = set().union(*(o for o in tail if o & c_objs)) if tail else set()  # named beside a chosen object
+    on_task = all(not o or o & c_objs or o <= near for o in tail)
     return {
         "shorter_is_chosen": len(chosen) < len(rejected),
         "longer_is_chosen": len(chosen) > len(rejected),
@@ -80,13 +96,75 @@ def _summary(rows: List[Dict[str, bool]]) -> Dict[str, Any]:
     return out
 
 
+def _names(text: str) -> Set[str]:
+    return {n for n, _ in _refs(text)}
+
+
+def _fold(p: Pair) -> int:
+    return zlib.crc32((p.task_id or p.chosen).encode()) % 2
+
+
+def _length_only(pairs: Sequence[Pair]) -> List[float]:
+    """Per pair: 1 if the length rule fitted on the other fold names the chosen plan, 0 if not, 0.5 for a tie."""
+    diffs = [len(plan_lines(p.rejected or "")) - len(plan_lines(p.chosen)) for p in pairs]
+    folds = [_fold(p) for p in pairs]
+    votes = [Counter(), Counter()]  # fold -> (|d|, chosen shorter?) -> n
+    for d, f in zip(diffs, folds):
+        if d:
+            votes[f][(abs(d), d > 0)] += 1
+    out = []
+    for d, f in zip(diffs, folds):
+        if d == 0:
+            out.append(0.5)
+            continue
+        v = votes[1 - f]
+        shorter, longer = v[(abs(d), True)], v[(abs(d), False)]
+        out.append(0.5 if shorter == longer else float((shorter > longer) == (d > 0)))
+    return out
+
+
+def _object_names_only(pairs: Sequence[Pair]) -> List[float]:
+    sets = [(_names(p.chosen), _names(p.rejected or "")) for p in pairs]
+    folds = [_fold(p) for p in pairs]
+    counts = [(Counter(), Counter()), (Counter(), Counter())]  # fold -> (chosen, rejected) name counts
+    for (c, r), f in zip(sets, folds):
+        counts[f][0].update(c)
+        counts[f][1].update(r)
+    out = []
+    for (c, r), f in zip(sets, folds):
+        ch, rj = counts[1 - f]
+
+        def score(names: Set[str]) -> float:
+            return sum(math.log((rj[n] + 1) / (ch[n] + 1)) for n in names)
+        sc, sr = score(c), score(r)
+        out.append(0.5 if abs(sc - sr) < 1e-12 else float(sc < sr))
+    return out
+
+
+def rival_accuracy(pairs: Sequence[Pair]) -> Dict[str, List[float]]:
+    """Per pair, the score of each rival classifier (see the module doc)."""
+    return {"length_only": _length_only(pairs), "object_names_only": _object_names_only(pairs)}
+
+
 def pair_stats(pairs: Sequence[Pair]) -> Dict[str, Any]:
-    """``{"all": {...}, "by_source": {source: {...}}}`` with the shares above."""
+    """``{"all": {...}, "by_source": {source: {...}}, "targets": ...}`` with the shares above and, in each summary,
+    ``rivals``: the accuracy of the two rival classifiers on those pairs."""
+    pairs = list(pairs)
+    rivals = rival_accuracy(pairs)
     by: Dict[str, List[Dict[str, bool]]] = defaultdict(list)
+    by_rival: Dict[str, List[int]] = defaultdict(list)
     rows = []
-    for p in pairs:
+    for i, p in enumerate(pairs):
         f = pair_features(p)
         rows.append(f)
         by[p.source or "unknown"].append(f)
-    return {"all": _summary(rows), "by_source": {s: _summary(r) for s, r in sorted(by.items())},
+        by_rival[p.source or "unknown"].append(i)
+
+    def with_rivals(summary: Dict[str, Any], idx: Sequence[int]) -> Dict[str, Any]:
+        summary["rivals"] = {k: (round(sum(v[i] for i in idx) / len(idx), 4) if idx else None)
+                             for k, v in rivals.items()}
+        return summary
+
+    return {"all": with_rivals(_summary(rows), range(len(pairs))),
+            "by_source": {s: with_rivals(_summary(r), by_rival[s]) for s, r in sorted(by.items())},
             "targets": {"shorter_is_chosen": 0.6, "rejected_unlisted_object_share": 0.05}}

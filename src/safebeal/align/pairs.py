@@ -6,14 +6,17 @@ first ``k`` actions are identical.
     write_pairs(pairs, stats, "pairs/")          # datasets.save_to_disk + pairs.jsonl + stats.json
 
 Safe plans: the ground-truth scripts of the ActivityPrograms *training* split, plus SafeRisks safe plans (train
-split) when :mod:`safebeal.datasets.saferisks` is importable. Unsafe plans: the hazard-injection operators of
-:mod:`safebeal.align.mutations`, SafeRisks' own unsafe plans, and an adversarial prompt on any backend.
+split) when :mod:`safebeal.datasets.saferisks` is importable. Unsafe plans: the mutation operators (by default the
+on-task set, :data:`safebeal.align.ontask.DEFAULT_OPERATORS`; the detours of :mod:`safebeal.align.detours` are
+opt-in), SafeRisks' own unsafe plans (source ``saferisks:<temptation>``), and an adversarial prompt on any backend
+(:mod:`safebeal.align.adversarial`). The prompt lists the task's objects as the benchmark does, never objects only
+the rejected plan uses.
 
 Filters (each rejection is counted by reason in ``stats.json``):
 
 - the safe plan is executable, reaches its goal (goal spec, else the program's diff goal, at some step) and the
   detector finds it safe; it has at least ``min_actions`` actions;
-- the unsafe plan parses, is executable, and the detector flags it; the pair records the category and rule id of
+- the unsafe plan parses, names only objects the prompt lists, is executable, and the detector flags it; the pair records the category and rule id of
   its first violation (process violations by step, then termination ones). The safe plan has none and shares the
   prefix, so every violation of the unsafe plan comes from the edit;
 - ``k`` is the exact longest common prefix of the two plans' lines, as written in ``chosen`` and ``rejected``;
@@ -32,24 +35,21 @@ import re
 import time
 from collections import Counter
 from dataclasses import asdict, dataclass, field, replace
-from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
+from safebeal.align.adversarial import CATEGORY_ATTRS, adversarial_messages, llm_pairs  # noqa: F401 (re-exported)
 from safebeal.align.mutations import MUTATIONS, Mutation, PlanContext
 from safebeal.align.data import common_prefix_length
 from safebeal.datasets.base import Task
 from safebeal.errors import SafebealError
-from safebeal.planners.prompts import actions_block, build_messages, completion_text, objects_block
-from safebeal.resources import PACKAGE_DATA
-from safebeal.safety.taxonomy import CATEGORIES, SLUGS
+from safebeal.planners.prompts import build_messages, completion_text
 from safebeal.scene import SceneEnv, SceneGraph, Script, ScriptLine, ScriptSyntaxError, Trajectory, parse_line
 
 log = logging.getLogger("safebeal.align.pairs")
 
 COLUMNS = ("prompt", "chosen", "rejected", "prefix_actions", "category", "rule_id", "task_id", "source", "split")
 SOURCES = ("mutation", "saferisks", "llm")
-TEMPLATES = PACKAGE_DATA / "align" / "templates"
 
 SAFE_REASONS = {
     "safe_not_executable": "the safe plan fails in the simulator",
@@ -66,6 +66,7 @@ UNSAFE_REASONS = {
     "prefix_only": "one plan is a prefix of the other (k equals a plan's length)",
     "too_short": "the unsafe plan has fewer than min_actions actions",
     "duplicate": "the same unsafe plan was already paired with this safe plan",
+    "unlisted_object": "the unsafe plan uses an object the prompt does not list",
     "llm_no_output": "the backend returned no text",
 }
 
@@ -108,13 +109,13 @@ class SafePlan:
     goal: Any = None  # a safebeal.datasets.goals.Goal; None = no goal check
     origin: str = "activity"
     split: str = "train"
-    given_unsafe: List[dict] = field(default_factory=list)  # SafeRisks: [{plan: [...], rule_id, category}]
+    given_unsafe: List[dict] = field(default_factory=list)  # SafeRisks: [{plan: [...], rule_id, category, temptation}]
 
 
 @dataclass
 class BuildConfig:
     sources: Tuple[str, ...] = ("mutation", "saferisks")
-    operators: Optional[Tuple[str, ...]] = None  # None = every registered operator
+    operators: Optional[Tuple[str, ...]] = None  # None = the on-task default set (ontask.DEFAULT_OPERATORS); ("all",)
     seed: int = 0
     limit: int = 0  # safe plans per origin (0 = all)
     per_operator: int = 1  # pairs per operator and safe plan
@@ -126,7 +127,7 @@ class BuildConfig:
     rules: Tuple[str, ...] = ()
     objects: Tuple[str, ...] = ()
     strict: bool = False
-    prompt_objects: str = "union"  # "union": the task's objects plus every object either plan uses; "task"
+    prompt_objects: str = "task"  # "task": the benchmark prompt's list; "chosen": that plus the chosen plan's objects
     keep_prefix_pairs: bool = False  # keep near-miss pairs where one plan is a prefix of the other
     saferisks_mutations: bool = True  # also mutate SafeRisks safe plans (not only ActivityPrograms ground truth)
 
@@ -140,9 +141,13 @@ class BuildConfig:
         if self.operators is not None:
             self.operators = tuple(self.operators)
             for op in self.operators:
-                MUTATIONS.get(op.partition(":")[0])  # raises RegistryError naming the known operators
-        if self.prompt_objects not in ("union", "task"):
-            raise SafebealError("prompt_objects must be 'union' or 'task'")
+                if op != "all":
+                    MUTATIONS.get(op.partition(":")[0])  # raises RegistryError naming the known operators
+        if self.prompt_objects == "union":
+            raise SafebealError("prompt_objects 'union' was removed: listing the rejected plan's objects in the prompt "
+                                "leaks which plan is rejected; use 'task' or 'chosen'")
+        if self.prompt_objects not in ("task", "chosen"):
+            raise SafebealError("prompt_objects must be 'task' or 'chosen'")
         if self.min_actions < 1 or self.per_operator < 1 or self.max_tries < 1:
             raise SafebealError("min_actions, per_operator and max_tries must be at least 1")
 
@@ -206,12 +211,15 @@ _LIST_MARK = re.compile(r"^(?:\d+\s*[.)]|[-*])\s*")
 
 
 # -- safe plans -------------------------------------------------------------------------------------------------
-def _prompt_task(plan: SafePlan, *others: Sequence[ScriptLine], how: str = "union") -> Task:
+def _prompt_task(plan: SafePlan, how: str = "task") -> Task:
+    """The task the prompt shows. ``task``: its own object list (what the benchmark planners see); ``chosen``: that
+    plus every object the chosen plan uses. Never an object only the rejected plan uses: that would tell the
+    model which plan is rejected (issue 17)."""
     if how == "task":
         return plan.task
     objs = list(plan.task.objects)
     seen = {i for _, i in objs}
-    for lines in (plan.lines,) + others:
+    for lines in (plan.lines,):
         for ln in lines:
             for a in ln.args:
                 if a.id not in seen and a.name != "character":
@@ -242,7 +250,8 @@ def saferisks_plan(entry: Any) -> SafePlan:
     task = Task(id=eid, dataset="saferisks", instruction=str(_get(entry, "instruction", "")), scene=entry.scene,
                 objects=[(str(c), int(i)) for c, i in (_get(entry, "objects") or [])])
     goal = entry.goal_spec()
-    unsafe = [{"plan": list(_get(u, "plan") or []), "rule_id": _get(u, "rule_id"), "category": _get(u, "category")}
+    unsafe = [{"plan": list(_get(u, "plan") or []), "rule_id": _get(u, "rule_id"), "category": _get(u, "category"),
+               "temptation": _get(u, "temptation")}
               for u in (_get(entry, "unsafe_plans") or [])]
     return SafePlan(f"saferisks:{eid}", replace(task, goal=goal), lines, entry.scene(), goal, "saferisks",
                     str(_get(entry, "split", None) or "train"), unsafe)
@@ -301,6 +310,9 @@ class PairMaker:
         self.plan, self.traj, self.det, self.cfg, self.res = plan, traj, det, cfg, result
         self.chosen = [str(ln) for ln in plan.lines]
         self.seen = {tuple(self.chosen)}
+        self.task = _prompt_task(plan, how=cfg.prompt_objects)
+        self.prompt = build_messages(self.task, example=None, safety_prompt=False)
+        self.listed = frozenset(i for _, i in self.task.objects)
 
     def offer(self, lines: Sequence[ScriptLine], source: str) -> Optional[PreferencePair]:
         """Judge one candidate unsafe plan; record a rejection or return the pair (also appended to results)."""
@@ -310,6 +322,8 @@ class PairMaker:
         reason = trivial_reason(self.chosen, rejected, k, self.cfg.min_actions, self.cfg.keep_prefix_pairs)
         if reason is None and tuple(rejected) in self.seen:
             reason = "duplicate"
+        if reason is None and any(a.id not in self.listed and a.name != "character" for ln in lines for a in ln.args):
+            reason = "unlisted_object"
         violation = None
         traj = None
         if reason is None:
@@ -323,9 +337,8 @@ class PairMaker:
         self.seen.add(tuple(rejected))
         if self.plan.goal is not None and self.plan.goal.evaluate(traj).success:
             self.res.rejected_reach_goal += 1
-        task = _prompt_task(self.plan, lines, how=self.cfg.prompt_objects)
         pair = PreferencePair(
-            prompt=build_messages(task, example=None, safety_prompt=False),
+            prompt=self.prompt,
             chosen=completion_text(self.chosen), rejected=completion_text(rejected), prefix_actions=k,
             category=violation.category, rule_id=violation.rule_id, task_id=self.plan.task.id, source=source,
             split=self.plan.split,
@@ -348,23 +361,27 @@ def process_plan(plan: SafePlan, det, cfg: BuildConfig, ops: Sequence[Mutation])
     maker = PairMaker(plan, traj, det, cfg, res)
     if "saferisks" in cfg.sources:  # curated unsafe plans first: a mutant equal to one is a duplicate
         for i, u in enumerate(plan.given_unsafe):
+            # v2 entries say how the unsafe plan tempts: saferisks:omission | choice | order | addition
+            src = f"saferisks:{u['temptation']}" if u.get("temptation") else "saferisks"
             try:
                 lines = parse_plan_lines(u["plan"], source=f"{plan.key} unsafe_plans[{i}]")
             except ScriptSyntaxError:
-                res.tried["saferisks"] += 1
-                res.rejections[("saferisks", "unsafe_unparseable")] += 1
+                res.tried[src] += 1
+                res.rejections[(src, "unsafe_unparseable")] += 1
                 continue
-            maker.offer(lines, "saferisks")
+            maker.offer(lines, src)
     if "mutation" in cfg.sources and (plan.origin != "saferisks" or cfg.saferisks_mutations):
         ctx = PlanContext.from_trajectory(traj, det.rules.kb)
+        ctx.listed = maker.listed
         for op in ops:
             rng = _plan_rng(cfg.seed, plan.key, op.name)
             made = tries = 0
+            budget = getattr(op, "tries", None) or cfg.max_tries
             for mutant in op.candidates(ctx, rng):
                 tries += 1
                 if maker.offer(mutant.lines, f"mutation:{op.name}") is not None:
                     made += 1
-                if made >= cfg.per_operator or tries >= cfg.max_tries:
+                if made >= cfg.per_operator or tries >= budget:
                     break
             if tries == 0:
                 res.inapplicable.append(op.name)
@@ -385,10 +402,19 @@ def _init_worker(cfg: BuildConfig, entries: Optional[list]) -> None:
     _W.update(cfg=cfg, det=_detector(cfg), ops=_operators(cfg), entries=entries)
 
 
-def _operators(cfg: BuildConfig) -> List[Mutation]:
+def operator_specs(cfg: BuildConfig) -> List[str]:
+    """The operator specs a build uses (``name:args``): ``cfg.operators``, else the on-task default set; "all" is
+    every registered operator. Recorded in ``stats.json`` (``operators``)."""
     if "mutation" not in cfg.sources:
         return []
-    return [MUTATIONS.create(s) for s in (cfg.operators or MUTATIONS.names())]
+    from safebeal.align.ontask import DEFAULT_OPERATORS
+
+    specs = list(cfg.operators or DEFAULT_OPERATORS)
+    return MUTATIONS.names() if "all" in specs else specs
+
+
+def _operators(cfg: BuildConfig) -> List[Mutation]:
+    return [MUTATIONS.create(s) for s in operator_specs(cfg)]
 
 
 def _load_unit(unit: Tuple[str, Any]) -> SafePlan:
@@ -418,80 +444,6 @@ def _release_program(pid: str) -> None:
     from safebeal.datasets.activity_programs import load_program
 
     load_program(pid).release()
-
-
-# -- LLM adversarial source ----------------------------------------------------------------------------------
-#: the hazard attributes whose objects the adversarial prompt lists for each category
-CATEGORY_ATTRS = {
-    "fire_heat": ("heat_source", "flammable", "metal"),
-    "electric_shock": ("electrical", "water_source"),
-    "slip_trip_fall": ("liquid",),
-    "water_hazard": ("water_source",),
-    "breakage": ("fragile",),
-    "poisoning": ("toxic", "food_container", "cold_storage"),
-    "cut_injury": ("sharp",),
-    "food_safety": ("cold_storage", "perishable"),
-}
-
-
-@lru_cache(maxsize=None)
-def _template(name: str) -> str:
-    return (TEMPLATES / f"{name}.txt").read_text()
-
-
-def adversarial_messages(plan: SafePlan, category: str, keep: int, kb, max_objects: int = 40) -> List[Dict[str, str]]:
-    """The red-teaming prompt: the task, its objects plus hazard objects of ``category``, and the safe plan."""
-    state = SceneEnv(plan.scene).reset()
-    task = _prompt_task(plan)
-    listed = {i for _, i in task.objects}
-    extra = []
-    for n in sorted(state.nodes(), key=lambda n: n.id):
-        if n.id in listed or state.room_of(n.id) is None:
-            continue
-        if set(CATEGORY_ATTRS[category]) & kb.attrs(n.class_name, n.properties):
-            extra.append((n.class_name, n.id))
-    objs = sorted(list(task.objects) + extra[: max(0, max_objects - len(task.objects))], key=lambda x: x[1])
-    cat = CATEGORIES[category]
-    user = _template("adversarial_user").format(
-        task=plan.task.instruction, description=plan.task.description, objects=objects_block(replace(task, objects=objs)),
-        actions=actions_block(), safe_plan=completion_text([str(ln) for ln in plan.lines]), keep=keep,
-        category=cat.title, category_description=cat.description,
-    )
-    return [{"role": "system", "content": _template("adversarial_system").strip()}, {"role": "user", "content": user}]
-
-
-def llm_pairs(plans: Sequence[SafePlan], backend_spec: str, det, cfg: BuildConfig, results: Dict[str, PlanResult]) -> None:
-    """One batch of adversarial prompts (``llm_per_plan`` per safe plan); each output is judged like any unsafe plan."""
-    from safebeal.planners.backends import BACKENDS
-
-    backend = BACKENDS.create(backend_spec) if isinstance(backend_spec, str) else backend_spec
-    source = f"llm:{getattr(backend, 'name', 'backend')}"
-    jobs: List[Tuple[SafePlan, List[Dict[str, str]]]] = []
-    for plan in plans:
-        rng = _plan_rng(cfg.seed, plan.key, "llm")
-        for _ in range(cfg.llm_per_plan):
-            category = rng.choice(SLUGS)
-            keep = rng.randint(1, max(1, len(plan.lines) - 1))
-            jobs.append((plan, adversarial_messages(plan, category, keep, det.rules.kb)))
-    if not jobs:
-        return
-    gens = backend.generate([m for _, m in jobs], max_new_tokens=512, temperature=0.0)
-    for (plan, _), gen in zip(jobs, gens):
-        res = results[plan.key]
-        if not gen.text:
-            res.tried[source] += 1
-            res.rejections[(source, "llm_no_output")] += 1
-            continue
-        try:
-            lines = parse_plan_lines(gen.text.splitlines(), source=f"{plan.key} {source}")
-        except ScriptSyntaxError:
-            res.tried[source] += 1
-            res.rejections[(source, "unsafe_unparseable")] += 1
-            continue
-        traj = _run(plan.scene, plan.lines)
-        maker = PairMaker(plan, traj, det, cfg, res)
-        maker.seen |= {tuple(p.rejected.split("\n")) for p in res.pairs}
-        maker.offer(lines, source)
 
 
 # -- the build -------------------------------------------------------------------------------------------------
@@ -571,6 +523,7 @@ def summarise(results: Sequence[PlanResult], pairs: Sequence[PreferencePair], cf
         "pairs": len(pairs),
         "seconds": round(seconds, 2),
         "config": {k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(cfg).items()},
+        "operators": operator_specs(cfg),
         "saferisks": saferisks_status,
         "safe_plans": {o: {reason: n for (oo, reason), n in sorted(safe.items()) if oo == o} for o in origins},
         "rejections": {reason: sum(n for (_, r), n in rej.items() if r == reason) for reason in sorted({r for _, r in rej})},

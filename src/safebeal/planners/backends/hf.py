@@ -24,11 +24,13 @@ class HFBackend(Backend):
     Prompts are rendered with the tokenizer's chat template if it has one, else with
     :func:`render_plain`, and tokenised as servers do (:func:`prompt_token_ids`); batches are left-padded;
     decoding is greedy unless ``temperature > 0``. Only the newly generated text is returned. Model and
-    tokenizer load at construction.
+    tokenizer load at construction. ``grammar=actions`` constrains decoding to plan lines over the actions and
+    objects the prompt names (:mod:`safebeal.planners.backends.grammar`).
     """
 
     name = "hf"
     defaults = {**DEFAULT_SETTINGS, "top_p": 1.0, "seed": 0}
+    extra_settings = ("grammar",)
 
     def __init__(
         self,
@@ -43,13 +45,15 @@ class HFBackend(Backend):
         trust_remote_code: bool = False,
         max_tokens: Optional[int] = None,
         stop: Optional[Any] = None,
+        grammar: Optional[str] = None,
         arg: Optional[str] = None,
     ):
         self.model_name = model_arg(model, arg, "hf")
         if int(batch_size) < 1:
             raise BackendError("hf: batch_size must be >= 1")
         self._init_settings(max_tokens=max_tokens, max_new_tokens=max_new_tokens, temperature=temperature,
-                            top_p=top_p, seed=seed, stop=stop)
+                            top_p=top_p, seed=seed, stop=stop, grammar=grammar)
+        self._check_grammar(self.spec_settings.get("grammar"))
         path = resolve_model(self.model_name, "hf")
         try:
             import torch
@@ -123,11 +127,28 @@ class HFBackend(Backend):
         ids = [prompt_token_ids(tok, t) for t in texts]
         return tok.pad({"input_ids": ids}, padding=True, return_tensors="pt")
 
+    @staticmethod
+    def _check_grammar(grammar: Optional[str]) -> None:
+        from safebeal.planners.backends.grammar import GRAMMARS
+
+        if grammar is not None and grammar not in GRAMMARS:
+            raise BackendError(f"hf: unknown grammar {grammar!r}; known: {', '.join(GRAMMARS)}")
+
+    def _grammar_processor(self, texts: List[str], prompt_length: int) -> Any:
+        from safebeal.planners.backends.grammar import ActionGrammar, GrammarLogitsProcessor, token_texts
+
+        if getattr(self, "_token_texts", None) is None:
+            self._token_texts = token_texts(self.tokenizer)
+        return GrammarLogitsProcessor([ActionGrammar.from_prompt(t) for t in texts], self.tokenizer, prompt_length,
+                                      texts=self._token_texts)
+
     def _run_batch(self, texts: List[str], max_new: int, temperature: float, top_p: float,
-                   seed: int, stop: Optional[List[str]] = None) -> List[tuple]:
+                   seed: int, stop: Optional[List[str]] = None, grammar: Optional[str] = None) -> List[tuple]:
         torch = self._torch
         enc = self._encode(texts).to(self.device)
         kwargs: Dict[str, Any] = {"max_new_tokens": max_new, "pad_token_id": self.tokenizer.pad_token_id}
+        if grammar == "actions":
+            kwargs["logits_processor"] = [self._grammar_processor(texts, enc["input_ids"].shape[1])]
         if temperature > 0:
             torch.manual_seed(seed)
             kwargs.update(do_sample=True, temperature=temperature, top_p=top_p)
@@ -150,6 +171,8 @@ class HFBackend(Backend):
             for s in stop or ():
                 if s in text:
                     text, finish = text[: text.index(s)], "stop"
+            if grammar == "actions" and finish == "length" and not text.endswith("\n"):
+                text = text[: text.rfind("\n") + 1]  # a plan line cut off by max_tokens is dropped, not parsed
             results.append((text, {"prompt_tokens": int(plen), "completion_tokens": n,
                                    "total_tokens": int(plen) + n}, finish))
         return results
@@ -160,13 +183,15 @@ class HFBackend(Backend):
             raise BackendError("hf: reasoning_effort is for reasoning models behind the openai backend")
         max_new, temperature, top_p, seed = int(s["max_tokens"]), float(s["temperature"]), float(s["top_p"]), int(s["seed"])
         stop = s.get("stop")
+        grammar = s.get("grammar")
+        self._check_grammar(grammar)
         out: List[Generation] = []
         for i in range(0, len(prompts), self.batch_size):
             chunk = prompts[i:i + self.batch_size]
             start = time.perf_counter()
             try:
                 texts = [self.render(p) for p in chunk]
-                results = self._run_batch(texts, max_new, temperature, top_p, seed, stop)
+                results = self._run_batch(texts, max_new, temperature, top_p, seed, stop, grammar)
             except Exception as exc:  # noqa: BLE001 - e.g. OOM: fall back to one prompt at a time
                 if len(chunk) == 1:
                     out.append(Generation(None, describe_error(exc), time.perf_counter() - start, 1))
