@@ -59,6 +59,18 @@ def test_sft_sources_read_plans_as_planners_write_them():
     assert len(load_sft_examples("dataset:activity-train")) == 424
 
 
+def test_a_pair_dataset_source_gives_its_chosen_plans(toy_data, toy_rows, tmp_path):
+    from safebeal.align.data import PairDataError
+    from safebeal.align.recipe import load_sft_examples
+
+    ex = load_sft_examples(f"{toy_data},worldmodel:{FIXTURES}", limit=3)
+    assert [e.chosen for e in ex[:3]] == [r["chosen"] for r in toy_rows[:3]] and len(ex) == 6
+    with pytest.raises(PairDataError, match="pair dataset not found"):
+        load_sft_examples(str(tmp_path / "nope.jsonl"))
+    with pytest.raises(PairDataError, match="names no source"):
+        load_sft_examples(" , ")
+
+
 @pytest.mark.train
 def test_bad_sft_source_fails_before_any_model(tiny_model, toy_data, tmp_path):
     from typer.testing import CliRunner
