@@ -417,7 +417,14 @@ class ChangeSet:
     #: per static filter, node id -> whether it passes: a node's class, properties and attributes never change,
     #: so the detector keeps one of these per scene and every plan on the scene shares it
     static_memo: Dict[int, Dict[int, bool]] = field(default_factory=dict)
+    #: node id -> its :class:`NodeKind` (per scene, like ``static_memo``), and (class name, properties) -> the
+    #: kind, for every scene (the detector keeps one): a new scene's nodes mostly find their kind's filter
+    #: results already computed
+    node_kinds: Dict[int, "NodeKind"] = field(default_factory=dict)
+    kinds: Dict[Tuple[str, FrozenSet[str]], "NodeKind"] = field(default_factory=dict)
     _din: Dict[str, Set[int]] = field(default_factory=dict)
+    #: relation -> {target: the ``base`` nodes with a final-state edge of that relation to it} (:meth:`sources`)
+    _base_rev: Dict[str, Dict[int, Set[int]]] = field(default_factory=dict)
     _memo: Dict[Tuple[int, str, bool], Set[int]] = field(default_factory=dict)
     #: compiled affected function -> its result on this change set (read-only once computed)
     affected_memo: Dict[int, Set[int]] = field(default_factory=dict)
@@ -434,8 +441,21 @@ class ChangeSet:
         key = (node_id, rel, True)
         out = self._memo.get(key)
         if out is None:
-            out = {c for c in self.rev.get((node_id, rel), ()) if c not in self.base}  # unchanged out-edges
-            out |= {c for c in self.base if node_id in self.targets(c, rel)}
+            base = self.base
+            out = {c for c in self.rev.get((node_id, rel), ()) if c not in base}  # unchanged out-edges
+            into = self._base_rev.get(rel)
+            if into is None:  # the final out-edges of ``base``, reversed once per relation and plan
+                into = self._base_rev[rel] = {}
+                for c in base:
+                    for t in self.targets(c, rel):
+                        got = into.get(t)
+                        if got is None:
+                            into[t] = {c}
+                        else:
+                            got.add(c)
+            got = into.get(node_id)
+            if got:
+                out |= got
             self._memo[key] = out
         return out
 
@@ -462,9 +482,25 @@ class ChangeSet:
                     out.add(t)
         return out
 
+    def kind(self, node_id: int) -> Optional["NodeKind"]:
+        """The class, properties and attributes of a node of the final state (None: no such node)."""
+        k = self.node_kinds.get(node_id)
+        if k is None:
+            n = self.final.node(node_id)
+            if n is None:
+                return None
+            key = (n.class_name, n.properties)
+            k = self.kinds.get(key)
+            if k is None:
+                kb = self.ctx.kb
+                k = self.kinds[key] = NodeKind(kb.canonical(n.class_name), kb.attrs(n.class_name, n.properties), n.properties)
+            if node_id in self.initial.scene:  # a node of the scene: its class and properties are fixed
+                self.node_kinds[node_id] = k
+        return k
+
     def passes(self, static: "StaticFilter", node_id: int) -> bool:
-        n = self.final.node(node_id)
-        return n is not None and static.ok(self.ctx.kb.canonical(n.class_name), self.ctx.attrs(node_id), n.properties)
+        k = self.kind(node_id)
+        return k is not None and k.passes(static)
 
     def passing(self, static: "StaticFilter", ids: Iterable[int]) -> Set[int]:
         """The ``ids`` that pass ``static`` (:meth:`passes`), remembered per node of the initial scene."""
@@ -476,11 +512,29 @@ class ChangeSet:
             ok = memo.get(i)
             if ok is None:
                 ok = self.passes(static, i)
-                if i in self.initial.scene:  # a node of the scene: its class and properties are fixed
+                if i in self.node_kinds:  # a node of the scene
                     memo[i] = ok
             if ok:
                 out.add(i)
         return out
+
+
+class NodeKind:
+    """What static filters read of a node (canonical class, attributes, properties: never changed by a
+    simulation), with the filters' results remembered by filter identity. Nodes of one class and properties, in
+    any scene, share one."""
+
+    __slots__ = ("canonical", "attrs", "props", "_ok")
+
+    def __init__(self, canonical: str, attrs: FrozenSet[str], props: FrozenSet[str]):
+        self.canonical, self.attrs, self.props = canonical, attrs, props
+        self._ok: Dict[int, bool] = {}
+
+    def passes(self, static: "StaticFilter") -> bool:
+        ok = self._ok.get(id(static))  # the rules, and so their filters, outlive the detector's kinds
+        if ok is None:
+            ok = self._ok[id(static)] = static.ok(self.canonical, self.attrs, self.props)
+        return ok
 
 
 def reverse_on_inside(graph: Mapping[str, Any]) -> Dict[Tuple[int, str], List[int]]:

@@ -29,10 +29,11 @@ from pathlib import Path
 from typing import Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple, Union
 
 from safebeal.errors import SafebealError
-from safebeal.safety.conditions import HEATERS, ChangeSet, Context, EventLog, new_event_logs
+from safebeal.safety.conditions import HEATERS, ChangeSet, Context, EventLog, NodeKind, new_event_logs
 from safebeal.safety.knowledge import UnknownClassError
 from safebeal.safety.rules import Rule, RuleSet, load_rules
 from safebeal.scene import SceneGraph, ScriptLine, StateView, StepResult, Trajectory, parse_line
+from safebeal.scene import _sim
 
 #: actions that do not touch an object (navigation and perception): they do not count as "using" it
 NON_INTERACTION = frozenset({"WALK", "RUN", "FIND", "TURNTO", "LOOKAT", "LOOKAT_SHORT", "LOOKAT_MEDIUM", "LOOKAT_LONG", "WATCH", "POINTAT", "GREET"})
@@ -432,7 +433,8 @@ class Monitor:
                     if c not in base:
                         base.add(c)
                         todo.append(c)
-        return ChangeSet(self.initial, self.state, base, rev, ctx_final, self._scene.static_memo)
+        return ChangeSet(self.initial, self.state, base, rev, ctx_final, self._scene.static_memo,
+                         self._scene.node_kinds, self.det._kinds)
 
     def finish(self) -> Verdict:
         """Judge the final state against the termination rules; returns the whole verdict."""
@@ -487,13 +489,17 @@ class _SceneCache:
     def __init__(self) -> None:
         self.attrs: Dict[int, FrozenSet[str]] = {}
         self.static_memo: Dict[object, Dict[int, bool]] = {}  # ChangeSet.passing
+        self.node_kinds: Dict[int, NodeKind] = {}  # ChangeSet.kind
         self._candidates: Optional[List[Tuple[int, ...]]] = None
+        self._reverse: Optional[Dict[Tuple[int, str], Set[int]]] = None
 
-    @staticmethod
-    def reverse(scene: SceneGraph) -> Dict[Tuple[int, str], Set[int]]:
-        """The initial graph's reverse ON/INSIDE index (cheaper than the scene-wide one of StateView.sources;
-        built once per scene and kept by the scene, so every detector and run on it shares it)."""
-        return scene.reverse_on_inside()
+    def reverse(self, scene: SceneGraph) -> Dict[Tuple[int, str], Set[int]]:
+        """The initial graph's reverse ON/INSIDE index, ``(to_id, "ON" | "INSIDE") -> {from_id}`` (the part of
+        the scene-wide index of StateView.sources that attribution reads), built on first use per scene."""
+        rev = self._reverse
+        if rev is None:
+            rev = self._reverse = _reverse_on_inside(scene)
+        return rev
 
     def candidates(self, det: "SafetyDetector", k: int, initial: StateView) -> Tuple[int, ...]:
         """Ids (ascending) of the nodes that pass the static filter of termination rule ``k``."""
@@ -512,6 +518,31 @@ class _SceneCache:
                     ids[i].append(n.id)
             self._candidates = [tuple(sorted(i)) for i in ids]
         return self._candidates[k]
+
+
+_ON, _INSIDE = _sim.Relation.ON, _sim.Relation.INSIDE
+
+
+def _reverse_on_inside(scene: SceneGraph) -> Dict[Tuple[int, str], Set[int]]:
+    """What ``SceneGraph.reverse_on_inside`` gives, in one pass over the simulator's edge map that tells the two
+    relations apart by identity (looking an enum member up in a dict calls its Python-level ``__hash__``, once
+    for each of the map's keys, most of them CLOSE and FACING)."""
+    rev: Dict[Tuple[int, str], Set[int]] = {}
+    for (from_id, rel), tos in scene.env_graph._edge_map.items():
+        if rel is _ON:
+            name = "ON"
+        elif rel is _INSIDE:
+            name = "INSIDE"
+        else:
+            continue
+        for to_id in tos:
+            key = (to_id, name)
+            got = rev.get(key)
+            if got is None:
+                rev[key] = {from_id}
+            else:
+                got.add(from_id)
+    return rev
 
 
 def _format(rule: Rule, names: Dict[str, str]) -> str:
@@ -541,6 +572,7 @@ class SafetyDetector:
         self._scenes: "weakref.WeakKeyDictionary[SceneGraph, _SceneCache]" = weakref.WeakKeyDictionary()
         # (class name, properties) -> (attributes, indexes of the termination rules whose static filter passes)
         self._static_by_key: Dict[Tuple[str, FrozenSet[str]], Tuple[FrozenSet[str], Tuple[int, ...]]] = {}
+        self._kinds: Dict[Tuple[str, FrozenSet[str]], NodeKind] = {}  # ChangeSet.kind, for every scene
         self._by_action: Dict[str, List[Rule]] = {}
         for r in self.rules.process:
             for a in r.actions:
