@@ -130,6 +130,18 @@ class Context:
     agent_events: FrozenSet[str] = frozenset()
     attr_cache: Dict[int, FrozenSet[str]] = field(default_factory=dict)
     clock: int = 0  # the step being judged (process rules) or the number of steps judged (termination rules)
+    char: Optional[int] = None  # the character's id (looked up in the scene when not given)
+
+    def char_id(self) -> int:
+        c = self.char
+        if c is None:
+            c = self.char = self.state.character_id()
+        return c
+
+    def held(self) -> Set[int]:
+        """What the character holds (``StateView.held`` without looking the character up again)."""
+        c, st = self.char_id(), self.state
+        return st.targets(c, "HOLDS_RH") | st.targets(c, "HOLDS_LH")
 
     def has_event(self, nid: int, event: str) -> bool:
         if event == "hot":
@@ -414,10 +426,8 @@ class ChangeSet:
     base: Set[int]
     rev: Mapping[Tuple[int, str], Sequence[int]]
     ctx: "Context"
-    #: per static filter, node id -> whether it passes: a node's class, properties and attributes never change,
-    #: so the detector keeps one of these per scene and every plan on the scene shares it
-    static_memo: Dict[int, Dict[int, bool]] = field(default_factory=dict)
-    #: node id -> its :class:`NodeKind` (per scene, like ``static_memo``), and (class name, properties) -> the
+    #: node id -> its :class:`NodeKind` (a node's class, properties and attributes never change, so the detector
+    #: keeps one of these per scene and every plan on the scene shares it), and (class name, properties) -> the
     #: kind, for every scene (the detector keeps one): a new scene's nodes mostly find their kind's filter
     #: results already computed
     node_kinds: Dict[int, "NodeKind"] = field(default_factory=dict)
@@ -503,17 +513,20 @@ class ChangeSet:
         return k is not None and k.passes(static)
 
     def passing(self, static: "StaticFilter", ids: Iterable[int]) -> Set[int]:
-        """The ``ids`` that pass ``static`` (:meth:`passes`), remembered per node of the initial scene."""
-        memo = self.static_memo.get(id(static))  # by identity: the rules (and their filters) outlive the memo
-        if memo is None:
-            memo = self.static_memo[id(static)] = {}
+        """The ``ids`` that pass ``static`` (:meth:`passes`): each node's kind is remembered per scene, and each
+        kind's result per filter for every scene."""
+        sid = id(static)  # by identity: the rules (and their filters) outlive the kinds
+        kinds = self.node_kinds
         out = set()
         for i in ids:
-            ok = memo.get(i)
+            k = kinds.get(i)
+            if k is None:
+                k = self.kind(i)
+                if k is None:
+                    continue
+            ok = k._ok.get(sid)
             if ok is None:
-                ok = self.passes(static, i)
-                if i in self.node_kinds:  # a node of the scene
-                    memo[i] = ok
+                ok = k.passes(static)
             if ok:
                 out.add(i)
         return out
@@ -682,7 +695,7 @@ def compile_agent(spec: Any, kb: ObjectKB) -> Tuple[Tuple[str, ...], Optional[Ag
         held = compile_predicate(spec["holds"], kb)
 
         def _holds(ctx: Context, args: Sequence[int], held=held) -> Tuple[bool, Tuple[int, ...]]:
-            return first_match(ctx, held, ctx.state.held())
+            return first_match(ctx, held, ctx.held())
 
         checks.append(_holds)
     if "leaves_room_with" in spec:
@@ -692,13 +705,13 @@ def compile_agent(spec: Any, kb: ObjectKB) -> Tuple[Tuple[str, ...], Optional[Ag
             if not args:
                 return False, ()
             st = ctx.state
-            here = st.room_of(st.character_id())
+            here = st.room_of(ctx.char_id())
             dest = args[0]
             n = st.node(dest)
             there = dest if n is not None and n.category == "Rooms" else st.room_of(dest)
             if here is None or there is None or there == here:
                 return False, ()
-            held = st.held()  # what the agent carries goes with it
+            held = ctx.held()  # what the agent carries goes with it
             return first_match(ctx, left, [o for o in ctx.events.get("used", ()) if o not in held and st.room_of(o) == here])
 
         checks.append(_leaves)
@@ -706,7 +719,7 @@ def compile_agent(spec: Any, kb: ObjectKB) -> Tuple[Tuple[str, ...], Optional[Ag
         seat = compile_predicate(spec["on"], kb)
 
         def _on(ctx: Context, args: Sequence[int], seat=seat) -> Tuple[bool, Tuple[int, ...]]:
-            return first_match(ctx, seat, ctx.state.targets(ctx.state.character_id(), "ON"))
+            return first_match(ctx, seat, ctx.state.targets(ctx.char_id(), "ON"))
 
         checks.append(_on)
     if not checks:

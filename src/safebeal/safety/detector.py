@@ -155,12 +155,15 @@ class Monitor:
     # -- process rules ---------------------------------------------------------------------
     def _ctx(self, state: StateView, clock: Optional[int] = None) -> Context:
         return Context(state, self.det.rules.kb, self.events, frozenset(self.agent_events), self._scene.attrs,
-                       self.next_step if clock is None else clock)
+                       self.next_step if clock is None else clock, self._char)
 
     def _check_known(self, line: ScriptLine, state: StateView, step: Optional[int]) -> None:
         if self.det.unknown_class != "error":
             return
+        known = self._scene.known
         for a in line.args:
+            if a.id in known:  # checked on an earlier step or plan (its class never changes)
+                continue
             n = state.node(a.id)
             if n is not None and not self.det.rules.kb.known(n.class_name):
                 where = f"step {step + 1} ({line})" if step is not None else str(line)
@@ -168,6 +171,8 @@ class Monitor:
                     f"{where}: object class {n.class_name!r} is not in the object hazard knowledge base "
                     f"({', '.join(self.det.rules.kb.sources)}); add it (use [] for neutral) with --objects"
                 )
+            if n is not None and a.id in state.scene:
+                known.add(a.id)
 
     def would_violate(self, line: Union[ScriptLine, str], step: Optional[int] = None) -> List[Violation]:
         """Process violations ``line`` would cause if executed now (does not change the monitor).
@@ -182,7 +187,7 @@ class Monitor:
         ctx = self._ctx(state, step)
         out = []
         for rule in self.det._by_action.get(line.action, ()):
-            if any(e not in self.agent_events for e in rule.agent_events):
+            if rule.agent_events and not self.agent_events.issuperset(rule.agent_events):
                 continue
             if len(rule.arg_preds) > len(line.args):  # THROW <a> against a rule on THROW <a> <target>
                 continue
@@ -278,7 +283,7 @@ class Monitor:
             for i in ids:
                 ev["powered_off"].discard(i)
         if act in ("WALK", "RUN"):
-            ev["carried"].update(before.held())
+            ev["carried"].update(self._held(before))
         if act in WET_ACTIONS:
             self.agent_events.add("hands_wet")
         elif act == "WIPE":
@@ -320,7 +325,7 @@ class Monitor:
             if y in raw_log:
                 raw_log.add(x)
         elif act == "CUT":
-            held = [h for h in before.held() if h != x]
+            held = [h for h in self._held(before) if h != x]
             if raw(x):
                 raw_log.add(x)
             if x in raw_log:
@@ -350,6 +355,10 @@ class Monitor:
             n = before.node(x)
             if n is not None and self.det.rules.kb.canonical(n.class_name) == TAP:
                 self.agent_events.discard(RAW_HANDS)  # the sink-and-tap cycle: hands washed
+
+    def _held(self, state: StateView) -> Set[int]:
+        """``state.held()`` without looking the character up again."""
+        return state.targets(self._char, "HOLDS_RH") | state.targets(self._char, "HOLDS_LH")
 
     def _attrs(self, state: StateView, nid: int) -> FrozenSet[str]:
         """Hazard attributes of a node (the per-scene cache that every Context of this scene shares)."""
@@ -433,14 +442,13 @@ class Monitor:
                     if c not in base:
                         base.add(c)
                         todo.append(c)
-        return ChangeSet(self.initial, self.state, base, rev, ctx_final, self._scene.static_memo,
-                         self._scene.node_kinds, self.det._kinds)
+        return ChangeSet(self.initial, self.state, base, rev, ctx_final, self._scene.node_kinds, self.det._kinds)
 
     def finish(self) -> Verdict:
         """Judge the final state against the termination rules; returns the whole verdict."""
         final = self.state
         ctx_final = self._ctx(final, self.steps_judged)
-        ctx_init = Context(self.initial, self.det.rules.kb, new_event_logs(), frozenset(), self._scene.attrs, 0)
+        ctx_init = Context(self.initial, self.det.rules.kb, new_event_logs(), frozenset(), self._scene.attrs, 0, self._char)
         changed = final.changed_node_ids()
         cs = None if self.det.strict or not self.det.prune else self._change_set(changed, ctx_final)
         term: List[Violation] = []
@@ -488,8 +496,8 @@ class _SceneCache:
 
     def __init__(self) -> None:
         self.attrs: Dict[int, FrozenSet[str]] = {}
-        self.static_memo: Dict[object, Dict[int, bool]] = {}  # ChangeSet.passing
         self.node_kinds: Dict[int, NodeKind] = {}  # ChangeSet.kind
+        self.known: Set[int] = set()  # nodes whose class the object knowledge base knows (Monitor._check_known)
         self._candidates: Optional[List[Tuple[int, ...]]] = None
         self._reverse: Optional[Dict[Tuple[int, str], Set[int]]] = None
 
