@@ -369,13 +369,25 @@ def compile_static(spec: Any, kb: ObjectKB) -> StaticFilter:
     if not isinstance(spec, Mapping):
         return StaticFilter()
     names = lambda key: frozenset(_as_list(spec[key], key)) if key in spec else None  # noqa: E731
-    return StaticFilter(
+    sf = StaticFilter(
         names("attr") or frozenset(),
         names("any_attr"),
         names("not_attr") or frozenset(),
         frozenset(kb.canonical(c) for c in names("class")) if "class" in spec else None,
         frozenset(p.upper() for p in names("property")) if "property" in spec else frozenset(),
     )
+    # one object per distinct filter, so that results remembered by identity (NodeKind) are shared by equal ones
+    got = _STATICS.get(sf)
+    if got is None:
+        got = _STATICS[sf] = sf
+        _STATIC_LIST.append(sf)
+    return got
+
+
+#: every static filter compiled, by value and in order (:func:`compile_static`); they live as long as the process
+_STATICS: Dict[StaticFilter, StaticFilter] = {}
+_STATIC_LIST: List[StaticFilter] = []
+_NONE: FrozenSet[int] = frozenset()
 
 
 def candidate_classes(spec: Any, kb: ObjectKB) -> Optional[FrozenSet[str]]:
@@ -435,6 +447,7 @@ class ChangeSet:
     _din: Dict[str, Set[int]] = field(default_factory=dict)
     #: relation -> {target: the ``base`` nodes with a final-state edge of that relation to it} (:meth:`sources`)
     _base_rev: Dict[str, Dict[int, Set[int]]] = field(default_factory=dict)
+    _base_pass: Optional[Dict[int, FrozenSet[int]]] = None  # base_passing: id of a filter -> base nodes passing it
     _memo: Dict[Tuple[int, str, bool], Set[int]] = field(default_factory=dict)
     #: compiled affected function -> its result on this change set (read-only once computed)
     affected_memo: Dict[int, Set[int]] = field(default_factory=dict)
@@ -496,21 +509,34 @@ class ChangeSet:
         """The class, properties and attributes of a node of the final state (None: no such node)."""
         k = self.node_kinds.get(node_id)
         if k is None:
-            n = self.final.node(node_id)
-            if n is None:
-                return None
-            key = (n.class_name, n.properties)
-            k = self.kinds.get(key)
-            if k is None:
-                kb = self.ctx.kb
-                k = self.kinds[key] = NodeKind(kb.canonical(n.class_name), kb.attrs(n.class_name, n.properties), n.properties)
-            if node_id in self.initial.scene:  # a node of the scene: its class and properties are fixed
-                self.node_kinds[node_id] = k
+            k = node_kind(self.final, node_id, self.ctx.kb, self.node_kinds, self.kinds)
         return k
 
     def passes(self, static: "StaticFilter", node_id: int) -> bool:
         k = self.kind(node_id)
         return k is not None and k.passes(static)
+
+    def base_passing(self, static: "StaticFilter") -> FrozenSet[int]:
+        """``passing(static, base)``: the base nodes of each filter are gathered in one pass over ``base`` (each
+        node's kind lists the filters it passes)."""
+        m = self._base_pass
+        if m is None:
+            m = {}
+            kinds = self.node_kinds
+            for i in self.base:
+                k = kinds.get(i)
+                if k is None:
+                    k = self.kind(i)
+                    if k is None:
+                        continue
+                for sid in k.static_ids():
+                    got = m.get(sid)
+                    if got is None:
+                        m[sid] = [i]
+                    else:
+                        got.append(i)
+            m = self._base_pass = {sid: frozenset(ids) for sid, ids in m.items()}
+        return m.get(id(static), _NONE)
 
     def passing(self, static: "StaticFilter", ids: Iterable[int]) -> Set[int]:
         """The ``ids`` that pass ``static`` (:meth:`passes`): each node's kind is remembered per scene, and each
@@ -532,16 +558,53 @@ class ChangeSet:
         return out
 
 
+def node_kind(state: StateView, node_id: int, kb: ObjectKB, node_kinds: Dict[int, "NodeKind"],
+              kinds: Dict[Tuple[str, FrozenSet[str]], "NodeKind"]) -> Optional["NodeKind"]:
+    """The :class:`NodeKind` of a node of ``state`` (None: no such node), from ``kinds`` ((class name,
+    properties) -> kind, for every scene) and remembered in ``node_kinds`` (node id -> kind, per scene) when the
+    node is one of the scene's."""
+    n = state.node(node_id)
+    if n is None:
+        return None
+    key = (n.class_name, n.properties)
+    k = kinds.get(key)
+    if k is None:
+        k = kinds[key] = NodeKind(kb.canonical(n.class_name), kb.attrs(n.class_name, n.properties), n.properties)
+    if node_id in state.scene:  # a node of the scene: its class and properties are fixed
+        node_kinds[node_id] = k
+    return k
+
+
 class NodeKind:
     """What static filters read of a node (canonical class, attributes, properties: never changed by a
     simulation), with the filters' results remembered by filter identity. Nodes of one class and properties, in
     any scene, share one."""
 
-    __slots__ = ("canonical", "attrs", "props", "_ok")
+    __slots__ = ("canonical", "attrs", "props", "_ok", "_rules", "_ids", "_ids_n")
 
     def __init__(self, canonical: str, attrs: FrozenSet[str], props: FrozenSet[str]):
         self.canonical, self.attrs, self.props = canonical, attrs, props
         self._ok: Dict[int, bool] = {}
+        self._rules: Dict[str, tuple] = {}
+        self._ids: Tuple[int, ...] = ()
+        self._ids_n = 0
+
+    def static_ids(self) -> Tuple[int, ...]:
+        """Ids of every compiled static filter (:func:`compile_static`) this kind passes."""
+        if self._ids_n != len(_STATIC_LIST):  # filters compiled since (another rule set): look again
+            n = len(_STATIC_LIST)
+            self._ids = tuple(id(sf) for sf in _STATIC_LIST[:n] if self.passes(sf))
+            self._ids_n = n
+        return self._ids
+
+    def process_rules(self, action: str, rules: Sequence[Any]) -> tuple:
+        """Those of ``rules`` (the process rules of ``action``, the same list for every call with it) whose first
+        argument's static filter this kind passes, or that take no argument: the others cannot match a step of
+        ``action`` on such a node."""
+        out = self._rules.get(action)
+        if out is None:
+            out = self._rules[action] = tuple(r for r in rules if not r.arg_statics or self.passes(r.arg_statics[0]))
+        return out
 
     def passes(self, static: "StaticFilter") -> bool:
         ok = self._ok.get(id(static))  # the rules, and so their filters, outlive the detector's kinds
@@ -592,6 +655,7 @@ def compile_affected(spec: Any, kb: ObjectKB) -> Optional[Affected]:
                 out = cs.affected_memo[memo_key] = fn(cs)
             return out
 
+        remembered.filtered_by = getattr(fn, "filtered_by", None)  # type: ignore[attr-defined]
         fn = remembered
     _AFFECTED[key] = (kb, fn)
     return fn
@@ -638,7 +702,8 @@ def _compile_affected(spec: Any, kb: ObjectKB) -> Optional[Affected]:
         children.append(c)
 
     def affected(cs: ChangeSet) -> Set[int]:
-        out = set(cs.base)
+        # the result is read, never changed, by its callers (it is remembered per change set)
+        out: Set[int] = set() if has_static else set(cs.base)  # with a static filter: base's part is added below
         for direction, rels, inner in hops:
             reached = inner(cs)
             for r in rels:
@@ -654,8 +719,12 @@ def _compile_affected(spec: Any, kb: ObjectKB) -> Optional[Affected]:
                         out |= cs.targets(f, r)
         for c in children:
             out |= c(cs)
-        return cs.passing(static, out) if has_static else out
+        if not has_static:
+            return out
+        in_base = cs.base_passing(static)
+        return in_base | cs.passing(static, out) if out else in_base
 
+    affected.filtered_by = static if has_static else None  # type: ignore[attr-defined]
     return affected
 
 

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple, Union
 
 from safebeal.errors import SafebealError
-from safebeal.safety.conditions import HEATERS, ChangeSet, Context, EventLog, NodeKind, new_event_logs
+from safebeal.safety.conditions import HEATERS, ChangeSet, Context, EventLog, NodeKind, new_event_logs, node_kind
 from safebeal.safety.knowledge import UnknownClassError
 from safebeal.safety.rules import Rule, RuleSet, load_rules
 from safebeal.scene import SceneGraph, ScriptLine, StateView, StepResult, Trajectory, parse_line
@@ -186,7 +186,14 @@ class Monitor:
         self._check_known(line, state, step)
         ctx = self._ctx(state, step)
         out = []
-        for rule in self.det._by_action.get(line.action, ()):
+        rules = self.det._by_action.get(line.action, ())
+        if rules and line.args:  # only the rules whose first argument's class and attributes can match
+            k = self._scene.node_kinds.get(line.args[0].id)
+            if k is None:
+                k = node_kind(state, line.args[0].id, self.det.rules.kb, self._scene.node_kinds, self.det._kinds)
+            if k is not None:
+                rules = k.process_rules(line.action, rules)
+        for rule in rules:
             if rule.agent_events and not self.agent_events.issuperset(rule.agent_events):
                 continue
             if len(rule.arg_preds) > len(line.args):  # THROW <a> against a rule on THROW <a> <target>
@@ -453,10 +460,13 @@ class Monitor:
         cs = None if self.det.strict or not self.det.prune else self._change_set(changed, ctx_final)
         term: List[Violation] = []
         excused: List[Violation] = []
-        for k, rule in enumerate(self.det.rules.termination):
+        for k, rule in enumerate(self.det._termination):
             if cs is not None and rule.affected is not None:
                 # attribution keeps nothing outside what the plan may have affected (conditions.compile_affected)
-                ids_to_check = sorted(cs.passing(rule.static, rule.affected(cs)))
+                aff = rule.affected(cs)
+                if getattr(rule.affected, "filtered_by", None) is not rule.static:
+                    aff = cs.passing(rule.static, aff)
+                ids_to_check = sorted(aff)
             else:
                 static_ids = self._scene.candidates(self.det, k, self.initial)
                 # nodes the plan changed or created may have left their static candidate list (in practice never)
@@ -512,7 +522,7 @@ class _SceneCache:
     def candidates(self, det: "SafetyDetector", k: int, initial: StateView) -> Tuple[int, ...]:
         """Ids (ascending) of the nodes that pass the static filter of termination rule ``k``."""
         if self._candidates is None:
-            rules = det.rules.termination
+            rules = det._termination
             ids: List[List[int]] = [[] for _ in rules]
             for n in initial.nodes():
                 key = (n.class_name, n.properties)
@@ -581,6 +591,7 @@ class SafetyDetector:
         # (class name, properties) -> (attributes, indexes of the termination rules whose static filter passes)
         self._static_by_key: Dict[Tuple[str, FrozenSet[str]], Tuple[FrozenSet[str], Tuple[int, ...]]] = {}
         self._kinds: Dict[Tuple[str, FrozenSet[str]], NodeKind] = {}  # ChangeSet.kind, for every scene
+        self._termination: List[Rule] = self.rules.termination  # (RuleSet.termination builds a new list per call)
         self._by_action: Dict[str, List[Rule]] = {}
         for r in self.rules.process:
             for a in r.actions:

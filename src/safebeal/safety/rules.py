@@ -57,6 +57,7 @@ class Rule:
     # compiled
     actions: Tuple[str, ...] = ()
     arg_preds: Tuple[Pred, ...] = ()
+    arg_statics: Tuple[StaticFilter, ...] = ()  # the class/property/attribute part of each argument's predicate
     agent_events: Tuple[str, ...] = ()
     agent_pred: Optional[AgentPred] = None  # holds / leaves_room_with (conditions.compile_agent)
     object_pred: Optional[Pred] = None
@@ -97,6 +98,7 @@ def _compile(rule: Rule, kb: ObjectKB) -> None:
                 raise ConditionError(f"'args' has {len(args)} predicates but {a} takes {ACTION_ARITY[a]} argument(s)")
         rule.actions = tuple(acts)
         rule.arg_preds = tuple(compile_predicate(p, kb) for p in args)
+        rule.arg_statics = tuple(compile_static(p, kb) for p in args)
         if "agent" in w:
             rule.agent_events, rule.agent_pred = compile_agent(w["agent"], kb)
     else:
