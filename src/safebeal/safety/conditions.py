@@ -644,19 +644,7 @@ def compile_affected(spec: Any, kb: ObjectKB) -> Optional[Affected]:
     hit = _AFFECTED.get(key)
     if hit is not None and hit[0] is kb:
         return hit[1]
-    fn = _compile_affected(spec, kb)
-    if fn is not None:
-        memo_key = next(_AFFECTED_IDS)
-
-        def remembered(cs: ChangeSet, fn=fn, memo_key=memo_key) -> Set[int]:
-            # the same sub-predicate (a heat source that is ON, ...) recurs across rules: computed once per plan
-            out = cs.affected_memo.get(memo_key)
-            if out is None:
-                out = cs.affected_memo[memo_key] = fn(cs)
-            return out
-
-        remembered.filtered_by = getattr(fn, "filtered_by", None)  # type: ignore[attr-defined]
-        fn = remembered
+    fn = _compile_affected(spec, kb, next(_AFFECTED_IDS))
     _AFFECTED[key] = (kb, fn)
     return fn
 
@@ -678,9 +666,18 @@ def _spec_key(spec: Any) -> str:
     return repr(strip(spec))
 
 
-def _compile_affected(spec: Any, kb: ObjectKB) -> Optional[Affected]:
+def _compile_affected(spec: Any, kb: ObjectKB, memo_key: int) -> Optional[Affected]:
+    """The affected function of ``spec``; its result is remembered in ``cs.affected_memo[memo_key]``: the same
+    sub-predicate (a heat source that is ON, ...) recurs across rules, and is computed once per plan."""
     if spec is None:
-        return lambda cs: set(cs.base)
+        def everything(cs: ChangeSet) -> Set[int]:
+            out = cs.affected_memo.get(memo_key)
+            if out is None:
+                out = cs.affected_memo[memo_key] = set(cs.base)
+            return out
+
+        everything.filtered_by = None  # type: ignore[attr-defined]
+        return everything
     static = compile_static(spec, kb)
     has_static = any(k in spec for k in STATIC_KEYS)
     hops = []
@@ -703,6 +700,10 @@ def _compile_affected(spec: Any, kb: ObjectKB) -> Optional[Affected]:
 
     def affected(cs: ChangeSet) -> Set[int]:
         # the result is read, never changed, by its callers (it is remembered per change set)
+        memo = cs.affected_memo
+        got = memo.get(memo_key)
+        if got is not None:
+            return got
         out: Set[int] = set() if has_static else set(cs.base)  # with a static filter: base's part is added below
         for direction, rels, inner in hops:
             reached = inner(cs)
@@ -719,10 +720,11 @@ def _compile_affected(spec: Any, kb: ObjectKB) -> Optional[Affected]:
                         out |= cs.targets(f, r)
         for c in children:
             out |= c(cs)
-        if not has_static:
-            return out
-        in_base = cs.base_passing(static)
-        return in_base | cs.passing(static, out) if out else in_base
+        if has_static:
+            in_base = cs.base_passing(static)
+            out = in_base | cs.passing(static, out) if out else in_base
+        memo[memo_key] = out
+        return out
 
     affected.filtered_by = static if has_static else None  # type: ignore[attr-defined]
     return affected
