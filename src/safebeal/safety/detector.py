@@ -128,7 +128,10 @@ class Monitor:
         self.state = initial
         self._scene = detector._scene_cache(initial)
         self.events: Dict[str, EventLog] = new_event_logs()
-        self._char = initial.character_id()
+        char = self._scene.char
+        if char is None:  # the scene's character (StateView.character_id sorts the scene's characters per call)
+            char = self._scene.char = initial.character_id()
+        self._char = char
         self._args: Set[int] = set()  # arguments of interactions: the only objects a step can move
         # what the plan handled itself (arguments, running water at hand): a termination hazard is the plan's when
         # its subject was used in any way, or one of its witnesses was handled; a container an object was merely
@@ -440,8 +443,13 @@ class Monitor:
         rev = self._scene.reverse(self.initial.scene)
         # events other than ``used`` are recorded on arguments or on objects no step named: ``heated`` on contents
         # of a heat source, ``raw_contaminated`` on the board under the meat cut
-        base = set(used) | set(changed) | {self._char} | set(self.events["heated"]) | set(self.events["raw_contaminated"])
-        todo = [u for u in self._args if u in self.initial]
+        base = set(used)
+        base.update(changed)
+        base.add(self._char)
+        base.update(self.events["heated"])
+        base.update(self.events["raw_contaminated"])
+        initial = self.initial
+        todo = [u for u in self._args if initial.node(u) is not None]
         while todo:  # contents of what a step may have moved, transitively: carrying a container deletes their edges
             u = todo.pop()
             for r in ("ON", "INSIDE"):
@@ -508,6 +516,7 @@ class _SceneCache:
         self.attrs: Dict[int, FrozenSet[str]] = {}
         self.node_kinds: Dict[int, NodeKind] = {}  # ChangeSet.kind
         self.known: Set[int] = set()  # nodes whose class the object knowledge base knows (Monitor._check_known)
+        self.char: Optional[int] = None  # the character's id
         self._candidates: Optional[List[Tuple[int, ...]]] = None
         self._reverse: Optional[Dict[Tuple[int, str], Set[int]]] = None
 
