@@ -200,6 +200,8 @@ def _check_names(names: List[str], known, what: str, upper: bool = False) -> Lis
 def conjunction(checks: Sequence[Callable[[Context, Any], Tuple[bool, Tuple[int, ...]]]]):
     """All of ``checks`` on the same subject (a node id, or a step's arguments): true with every check's witnesses
     in order, or false with none."""
+    if len(checks) == 1:  # every check answers (False, ()) when it fails: it is its own conjunction
+        return checks[0]
 
     def pred(ctx: Context, subject: Any) -> Tuple[bool, Tuple[int, ...]]:
         witnesses: Tuple[int, ...] = ()
@@ -783,7 +785,14 @@ def compile_agent(spec: Any, kb: ObjectKB) -> Tuple[Tuple[str, ...], Optional[Ag
             if here is None or there is None or there == here:
                 return False, ()
             held = ctx.held()  # what the agent carries goes with it
-            return first_match(ctx, left, [o for o in ctx.events.get("used", ()) if o not in held and st.room_of(o) == here])
+            # first_match over the used objects left in this room, the predicate (cheaper) before the room
+            for o in sorted(ctx.events.get("used", ())):
+                if o in held:
+                    continue
+                ok, w = left(ctx, o)
+                if ok and st.room_of(o) == here:
+                    return True, (o,) + w
+            return False, ()
 
         checks.append(_leaves)
     if "on" in spec:
