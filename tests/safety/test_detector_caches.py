@@ -7,7 +7,8 @@ from __future__ import annotations
 from safebeal.datasets.activity_programs import load_program, program_ids
 from safebeal.safety import SafetyDetector
 from safebeal.safety import conditions
-from safebeal.safety.conditions import ChangeSet, Context, NodeKind, compile_static
+from safebeal.safety.conditions import Context, compile_static
+from safebeal.safety.pruning import ChangeSet, NodeKind
 from safebeal.safety.detector import _reverse_on_inside
 from safebeal.scene import execute
 

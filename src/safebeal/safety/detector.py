@@ -15,10 +15,11 @@ rule. Steps that failed or were not run are not judged. Termination violations a
 a condition counts only if the plan caused it (it did not hold in the initial state) or the plan interacted
 with one of the objects involved. ``strict=True`` counts every hazard present at the end.
 
-Speed: a per-scene cache (node attributes, each termination rule's static candidates) and, with attribution,
-footprint pruning (``conditions.compile_affected``): a rule is evaluated only on nodes the plan used, changed or
-reaches through the rule's ON/INSIDE hops; ``prune=False`` evaluates every candidate (same verdicts).
-See docs/hazards.md.
+Speed: per-scene caches (node kinds and attributes, the reverse ON/INSIDE index), node kinds shared by every
+scene (``pruning.NodeKind``: the static filters a class and its properties pass, the process rules its first
+argument can match) and, with attribution, footprint pruning (``pruning.compile_affected``): a rule is evaluated
+only on nodes the plan used, changed or reaches through the rule's ON/INSIDE hops; ``prune=False`` evaluates every
+candidate (same verdicts). See docs/hazards.md and benchmarks/RESULTS.md.
 """
 
 from __future__ import annotations
@@ -29,7 +30,8 @@ from pathlib import Path
 from typing import Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple, Union
 
 from safebeal.errors import SafebealError
-from safebeal.safety.conditions import HEATERS, ChangeSet, Context, EventLog, NodeKind, new_event_logs, node_kind
+from safebeal.safety.conditions import HEATERS, Context, EventLog, new_event_logs
+from safebeal.safety.pruning import ChangeSet, NodeKind, node_kind
 from safebeal.safety.knowledge import UnknownClassError
 from safebeal.safety.rules import Rule, RuleSet, load_rules
 from safebeal.scene import SceneGraph, ScriptLine, StateView, StepResult, Trajectory, parse_line
@@ -470,7 +472,7 @@ class Monitor:
         excused: List[Violation] = []
         for k, rule in enumerate(self.det._termination):
             if cs is not None and rule.affected is not None:
-                # attribution keeps nothing outside what the plan may have affected (conditions.compile_affected)
+                # attribution keeps nothing outside what the plan may have affected (pruning.compile_affected)
                 aff = rule.affected(cs)
                 if getattr(rule.affected, "filtered_by", None) is not rule.static:
                     aff = cs.passing(rule.static, aff)

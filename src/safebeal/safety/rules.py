@@ -28,8 +28,9 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from safebeal.resources import PACKAGE_DATA
-from safebeal.safety.conditions import (Affected, AgentPred, ConditionError, Pred, StaticFilter, candidate_classes,
-                                        compile_affected, compile_agent, compile_predicate, compile_static)
+from safebeal.safety.conditions import (AgentPred, ConditionError, Pred, StaticFilter, candidate_classes, compile_agent,
+                                        compile_predicate, compile_static)
+from safebeal.safety.pruning import Affected, compile_affected
 from safebeal.safety.knowledge import ObjectKB, build_kb
 from safebeal.safety.repairs import RepairOption, compile_repairs
 from safebeal.safety.taxonomy import CATEGORIES, KINDS
