@@ -130,6 +130,15 @@ class Context:
     attr_cache: Dict[int, FrozenSet[str]] = field(default_factory=dict)
     clock: int = 0  # the step being judged (process rules) or the number of steps judged (termination rules)
     char: Optional[int] = None  # the character's id (looked up in the scene when not given)
+    #: the initial graph's reverse ON/INSIDE index ((to_id, "ON" | "INSIDE") -> {from_id}), when the caller has one:
+    #: :meth:`sources` then reads it instead of the scene-wide index a StateView builds per relation
+    rev: Optional[Mapping[Tuple[int, str], Set[int]]] = None
+
+    def sources(self, node_id: int, rel: str) -> Set[int]:
+        """``state.sources(node_id, rel)``."""
+        if self.rev is not None and (rel == "ON" or rel == "INSIDE"):
+            return sources_from(self.state, self.rev, node_id, rel)
+        return self.state.sources(node_id, rel)
 
     def char_id(self) -> int:
         c = self.char
@@ -174,6 +183,23 @@ class Context:
         if a is None:
             a = self.attr_cache[node_id] = self.kb.node_attrs(self.state.node(node_id))
         return a
+
+
+_RELATION = {"ON": _sim.Relation.ON, "INSIDE": _sim.Relation.INSIDE}
+
+
+def sources_from(state: StateView, rev: Mapping[Tuple[int, str], Set[int]], to_id: int, rel: str) -> Set[int]:
+    """``state.sources(to_id, rel)`` for ON or INSIDE, from ``rev``, the reverse index of the state's initial graph
+    (what StateView.sources does with the scene's own index: the initial sources, plus the state's new edges to
+    ``to_id``, less its removed ones)."""
+    r = _RELATION[rel]
+    st = state._st
+    out = set(rev.get((to_id, rel), ()))
+    for (f, fr), tos in st._new_edges_from.items():
+        if fr is r and to_id in tos:
+            out.add(f)
+    removed = st._removed_edges_from
+    return {f for f in out if to_id not in removed.get((f, r), ())}
 
 
 # A compiled predicate returns (matched, witness ids) for one node.
@@ -332,7 +358,7 @@ def _compile_related(spec: Any, key: str, direction: str, kb: ObjectKB) -> Pred:
             if via is not None:
                 ids = {c for c in ctx.events.get(via, ()) if nid in ctx.state.targets(c, r)}
             else:
-                ids = ctx.state.targets(nid, r) if direction == "to" else ctx.state.sources(nid, r)
+                ids = ctx.state.targets(nid, r) if direction == "to" else ctx.sources(nid, r)
             found = first_match(ctx, other, ids)
             if found[0]:
                 return found

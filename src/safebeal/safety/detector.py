@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple, Union
 
 from safebeal.errors import SafebealError
-from safebeal.safety.conditions import HEATERS, Context, EventLog, new_event_logs
+from safebeal.safety.conditions import HEATERS, Context, EventLog, new_event_logs, sources_from
 from safebeal.safety.pruning import ChangeSet, NodeKind, node_kind
 from safebeal.safety.knowledge import UnknownClassError
 from safebeal.safety.rules import Rule, RuleSet, load_rules
@@ -160,7 +160,7 @@ class Monitor:
     # -- process rules ---------------------------------------------------------------------
     def _ctx(self, state: StateView, clock: Optional[int] = None) -> Context:
         return Context(state, self.det.rules.kb, self.events, frozenset(self.agent_events), self._scene.attrs,
-                       self.next_step if clock is None else clock, self._char)
+                       self.next_step if clock is None else clock, self._char, self._scene.reverse(self.initial.scene))
 
     def _check_known(self, line: ScriptLine, state: StateView, step: Optional[int]) -> None:
         if self.det.unknown_class != "error":
@@ -404,15 +404,16 @@ class Monitor:
         """Event ``heated``: the contents (two levels: a pot and the food in it) of each heat source among ``ids``
         (a step's arguments and the containers they are taken from or put into) that is ON in ``state``."""
         heated, raw_log = self.events["heated"], self.events["raw_contaminated"]
+        rev = self._scene.reverse(self.initial.scene)
         for h in ids:
             if not (self._attrs(state, h) & HEATERS) or "ON" not in state.states_of(h):
                 continue
             for r in HOLD_RELATIONS:
-                for c in state.sources(h, r):
+                for c in sources_from(state, rev, h, r):
                     heated.add(c)
                     raw_log.discard(c)  # cooked
                     for r2 in HOLD_RELATIONS:
-                        for c2 in state.sources(c, r2):
+                        for c2 in sources_from(state, rev, c, r2):
                             heated.add(c2)
                             raw_log.discard(c2)
 
@@ -465,7 +466,8 @@ class Monitor:
         """Judge the final state against the termination rules; returns the whole verdict."""
         final = self.state
         ctx_final = self._ctx(final, self.steps_judged)
-        ctx_init = Context(self.initial, self.det.rules.kb, new_event_logs(), frozenset(), self._scene.attrs, 0, self._char)
+        ctx_init = Context(self.initial, self.det.rules.kb, new_event_logs(), frozenset(), self._scene.attrs, 0, self._char,
+                           self._scene.reverse(self.initial.scene))
         changed = final.changed_node_ids()
         cs = None if self.det.strict or not self.det.prune else self._change_set(changed, ctx_final)
         term: List[Violation] = []
