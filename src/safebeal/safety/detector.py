@@ -522,9 +522,9 @@ class _SceneCache:
         self.known: Set[int] = set()  # nodes whose class the object knowledge base knows (Monitor._check_known)
         self.char: Optional[int] = None  # the character's id
         self._candidates: Optional[List[Tuple[int, ...]]] = None
-        self._reverse: Optional[Dict[Tuple[int, str], Set[int]]] = None
+        self._reverse: Optional[ReverseIndex] = None
 
-    def reverse(self, scene: SceneGraph) -> Dict[Tuple[int, str], Set[int]]:
+    def reverse(self, scene: SceneGraph) -> "ReverseIndex":
         """The initial graph's reverse ON/INSIDE index, ``(to_id, "ON" | "INSIDE") -> {from_id}`` (the part of
         the scene-wide index of StateView.sources that attribution reads), built on first use per scene."""
         rev = self._reverse
@@ -554,26 +554,44 @@ class _SceneCache:
 _ON, _INSIDE = _sim.Relation.ON, _sim.Relation.INSIDE
 
 
-def _reverse_on_inside(scene: SceneGraph) -> Dict[Tuple[int, str], Set[int]]:
-    """What ``SceneGraph.reverse_on_inside`` gives, in one pass over the simulator's edge map that tells the two
-    relations apart by identity (looking an enum member up in a dict calls its Python-level ``__hash__``, once
-    for each of the map's keys, most of them CLOSE and FACING)."""
-    rev: Dict[Tuple[int, str], Set[int]] = {}
-    for (from_id, rel), tos in scene.env_graph._edge_map.items():
-        if rel is _ON:
-            name = "ON"
-        elif rel is _INSIDE:
-            name = "INSIDE"
-        else:
-            continue
-        for to_id in tos:
-            key = (to_id, name)
-            got = rev.get(key)
-            if got is None:
-                rev[key] = {from_id}
+class ReverseIndex:
+    """``(to_id, "ON" | "INSIDE") -> {from_id}`` over a scene's initial graph (what ``SceneGraph.reverse_on_inside``
+    gives), read with :meth:`get` like a dict. Built in one pass over the simulator's edge map that tells the two
+    relations apart by identity (a dict lookup of an enum member calls its Python-level ``__hash__``, once for each
+    of the map's 800-odd keys, most of them CLOSE and FACING), keyed by relation, then by target (no tuple per
+    edge)."""
+
+    __slots__ = ("_by_rel",)
+
+    def __init__(self, scene: SceneGraph):
+        on: Dict[int, Set[int]] = {}
+        inside: Dict[int, Set[int]] = {}
+        for (from_id, rel), tos in scene.env_graph._edge_map.items():
+            if rel is _ON:
+                d = on
+            elif rel is _INSIDE:
+                d = inside
             else:
-                got.add(from_id)
-    return rev
+                continue
+            for to_id in tos:
+                got = d.get(to_id)
+                if got is None:
+                    d[to_id] = {from_id}
+                else:
+                    got.add(from_id)
+        self._by_rel = {"ON": on, "INSIDE": inside}
+
+    def get(self, key: Tuple[int, str], default=()):
+        d = self._by_rel.get(key[1])
+        return default if d is None else d.get(key[0], default)
+
+    def as_dict(self) -> Dict[Tuple[int, str], Set[int]]:
+        """Every entry as ``SceneGraph.reverse_on_inside`` has it (for tests)."""
+        return {(t, rel): set(f) for rel, d in self._by_rel.items() for t, f in d.items()}
+
+
+def _reverse_on_inside(scene: SceneGraph) -> ReverseIndex:
+    return ReverseIndex(scene)
 
 
 def _format(rule: Rule, names: Dict[str, str]) -> str:
