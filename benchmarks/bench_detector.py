@@ -147,7 +147,7 @@ def main() -> None:
                 fresh_det = SafetyDetector(unknown_class="neutral")
                 s_load, s_step, b_load, b_step, b_check = cold_pass(progs, fresh_det, r)
                 # loading is the same work in both arms (the detector takes no part in it); its time, garbage
-                # collections included, is shared equally, so that the few gen2 collections a pass triggers (30-50 ms
+                # collections included, is shared equally, so that the gen2 collections a pass triggers (25-40 ms
                 # each, landing in whichever arm allocates at that moment) do not swing the ratio
                 load = (s_load + b_load) / 2
                 t_sim, t_both = load + s_step, load + b_step + b_check
