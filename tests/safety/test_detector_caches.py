@@ -8,8 +8,7 @@ from safebeal.datasets.activity_programs import load_program, program_ids
 from safebeal.safety import SafetyDetector
 from safebeal.safety import conditions
 from safebeal.safety.conditions import Context, compile_static
-from safebeal.safety.pruning import ChangeSet, NodeKind
-from safebeal.safety.detector import _reverse_on_inside
+from safebeal.safety.pruning import ChangeSet, NodeKind, ReverseIndex
 from safebeal.scene import execute
 
 from safety_helpers import detector, trajectory
@@ -21,11 +20,11 @@ def test_reverse_index_is_the_scenes():
     assert len(pids) == 26
     for pid in pids:
         scene = load_program(pid).scene()
-        rev = _reverse_on_inside(scene)
+        rev = ReverseIndex(scene)
         assert rev.as_dict() == scene.reverse_on_inside(), pid
     # values checked by hand in 455_2's graph file: on the kitchen counter (230) stand the faucet, the coffee
     # maker, the toaster, the microwave and a bottle of alcohol; the sink is in it, the egg in the freezer (289)
-    rev = _reverse_on_inside(load_program("455_2").scene())
+    rev = ReverseIndex(load_program("455_2").scene())
     assert rev.get((230, "ON")) == {232, 290, 292, 297, 2004}
     assert rev.get((230, "INSIDE")) == {231} and rev.get((289, "INSIDE")) == {2006}
     assert rev.get((230, "CLOSE")) == ()

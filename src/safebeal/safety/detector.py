@@ -31,11 +31,10 @@ from typing import Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tup
 
 from safebeal.errors import SafebealError
 from safebeal.safety.conditions import HEATERS, Context, EventLog, new_event_logs, sources_from
-from safebeal.safety.pruning import ChangeSet, NodeKind, node_kind
+from safebeal.safety.pruning import ChangeSet, NodeKind, ReverseIndex, node_kind
 from safebeal.safety.knowledge import UnknownClassError
 from safebeal.safety.rules import Rule, RuleSet, load_rules
 from safebeal.scene import SceneGraph, ScriptLine, StateView, StepResult, Trajectory, parse_line
-from safebeal.scene import _sim
 
 #: actions that do not touch an object (navigation and perception): they do not count as "using" it
 NON_INTERACTION = frozenset({"WALK", "RUN", "FIND", "TURNTO", "LOOKAT", "LOOKAT_SHORT", "LOOKAT_MEDIUM", "LOOKAT_LONG", "WATCH", "POINTAT", "GREET"})
@@ -529,7 +528,7 @@ class _SceneCache:
         the scene-wide index of StateView.sources that attribution reads), built on first use per scene."""
         rev = self._reverse
         if rev is None:
-            rev = self._reverse = _reverse_on_inside(scene)
+            rev = self._reverse = ReverseIndex(scene)
         return rev
 
     def candidates(self, det: "SafetyDetector", k: int, initial: StateView) -> Tuple[int, ...]:
@@ -549,49 +548,6 @@ class _SceneCache:
                     ids[i].append(n.id)
             self._candidates = [tuple(sorted(i)) for i in ids]
         return self._candidates[k]
-
-
-_ON, _INSIDE = _sim.Relation.ON, _sim.Relation.INSIDE
-
-
-class ReverseIndex:
-    """``(to_id, "ON" | "INSIDE") -> {from_id}`` over a scene's initial graph (what ``SceneGraph.reverse_on_inside``
-    gives), read with :meth:`get` like a dict. Built in one pass over the simulator's edge map that tells the two
-    relations apart by identity (a dict lookup of an enum member calls its Python-level ``__hash__``, once for each
-    of the map's 800-odd keys, most of them CLOSE and FACING), keyed by relation, then by target (no tuple per
-    edge)."""
-
-    __slots__ = ("_by_rel",)
-
-    def __init__(self, scene: SceneGraph):
-        on: Dict[int, Set[int]] = {}
-        inside: Dict[int, Set[int]] = {}
-        for (from_id, rel), tos in scene.env_graph._edge_map.items():
-            if rel is _ON:
-                d = on
-            elif rel is _INSIDE:
-                d = inside
-            else:
-                continue
-            for to_id in tos:
-                got = d.get(to_id)
-                if got is None:
-                    d[to_id] = {from_id}
-                else:
-                    got.add(from_id)
-        self._by_rel = {"ON": on, "INSIDE": inside}
-
-    def get(self, key: Tuple[int, str], default=()):
-        d = self._by_rel.get(key[1])
-        return default if d is None else d.get(key[0], default)
-
-    def as_dict(self) -> Dict[Tuple[int, str], Set[int]]:
-        """Every entry as ``SceneGraph.reverse_on_inside`` has it (for tests)."""
-        return {(t, rel): set(f) for rel, d in self._by_rel.items() for t, f in d.items()}
-
-
-def _reverse_on_inside(scene: SceneGraph) -> ReverseIndex:
-    return ReverseIndex(scene)
 
 
 def _format(rule: Rule, names: Dict[str, str]) -> str:

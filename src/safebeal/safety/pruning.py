@@ -16,7 +16,7 @@ from typing import Any, Callable, Dict, FrozenSet, Iterable, Mapping, Optional, 
 
 from safebeal.safety.conditions import STATIC_KEYS, Context, StaticFilter, _as_list, _NONE, _STATIC_LIST, compile_static
 from safebeal.safety.knowledge import ObjectKB
-from safebeal.scene import StateView, _sim
+from safebeal.scene import SceneGraph, StateView, _sim
 from safebeal.scene.extensions import extension_relations
 
 #: relations whose edges change only at the objects an action names (or their contents): see :class:`ChangeSet`
@@ -316,3 +316,43 @@ def _compile_affected(spec: Any, kb: ObjectKB, memo_key: int) -> Optional[Affect
 
     affected.filtered_by = static if has_static else None  # type: ignore[attr-defined]
     return affected
+
+
+# -- the initial graph's reverse ON/INSIDE index ------------------------------------------------------------------
+_ON, _INSIDE = _sim.Relation.ON, _sim.Relation.INSIDE
+
+
+class ReverseIndex:
+    """``(to_id, "ON" | "INSIDE") -> {from_id}`` over a scene's initial graph (what ``SceneGraph.reverse_on_inside``
+    gives), read with :meth:`get` like a dict. Built in one pass over the simulator's edge map that tells the two
+    relations apart by identity (a dict lookup of an enum member calls its Python-level ``__hash__``, once for each
+    of the map's 800-odd keys, most of them CLOSE and FACING), keyed by relation, then by target (no tuple per
+    edge)."""
+
+    __slots__ = ("_by_rel",)
+
+    def __init__(self, scene: SceneGraph):
+        on: Dict[int, Set[int]] = {}
+        inside: Dict[int, Set[int]] = {}
+        for (from_id, rel), tos in scene.env_graph._edge_map.items():
+            if rel is _ON:
+                d = on
+            elif rel is _INSIDE:
+                d = inside
+            else:
+                continue
+            for to_id in tos:
+                got = d.get(to_id)
+                if got is None:
+                    d[to_id] = {from_id}
+                else:
+                    got.add(from_id)
+        self._by_rel = {"ON": on, "INSIDE": inside}
+
+    def get(self, key: Tuple[int, str], default=()):
+        d = self._by_rel.get(key[1])
+        return default if d is None else d.get(key[0], default)
+
+    def as_dict(self) -> Dict[Tuple[int, str], Set[int]]:
+        """Every entry as ``SceneGraph.reverse_on_inside`` has it (for tests)."""
+        return {(t, rel): set(f) for rel, d in self._by_rel.items() for t, f in d.items()}
