@@ -37,9 +37,8 @@ or on a container standing on it) and for :data:`HOT_STEPS` steps after it was l
 
 from __future__ import annotations
 
-import itertools
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
+from typing import Any, Callable, Dict, FrozenSet, List, Mapping, Optional, Sequence, Set, Tuple
 
 from safebeal.scene import StateView
 from safebeal.scene import _sim
@@ -130,6 +129,27 @@ class Context:
     agent_events: FrozenSet[str] = frozenset()
     attr_cache: Dict[int, FrozenSet[str]] = field(default_factory=dict)
     clock: int = 0  # the step being judged (process rules) or the number of steps judged (termination rules)
+    char: Optional[int] = None  # the character's id (looked up in the scene when not given)
+    #: the initial graph's reverse ON/INSIDE index ((to_id, "ON" | "INSIDE") -> {from_id}), when the caller has one:
+    #: :meth:`sources` then reads it instead of the scene-wide index a StateView builds per relation
+    rev: Optional[Mapping[Tuple[int, str], Set[int]]] = None
+
+    def sources(self, node_id: int, rel: str) -> Set[int]:
+        """``state.sources(node_id, rel)``."""
+        if self.rev is not None and (rel == "ON" or rel == "INSIDE"):
+            return sources_from(self.state, self.rev, node_id, rel)
+        return self.state.sources(node_id, rel)
+
+    def char_id(self) -> int:
+        c = self.char
+        if c is None:
+            c = self.char = self.state.character_id()
+        return c
+
+    def held(self) -> Set[int]:
+        """What the character holds (``StateView.held`` without looking the character up again)."""
+        c, st = self.char_id(), self.state
+        return st.targets(c, "HOLDS_RH") | st.targets(c, "HOLDS_LH")
 
     def has_event(self, nid: int, event: str) -> bool:
         if event == "hot":
@@ -165,6 +185,23 @@ class Context:
         return a
 
 
+_RELATION = {"ON": _sim.Relation.ON, "INSIDE": _sim.Relation.INSIDE}
+
+
+def sources_from(state: StateView, rev: Mapping[Tuple[int, str], Set[int]], to_id: int, rel: str) -> Set[int]:
+    """``state.sources(to_id, rel)`` for ON or INSIDE, from ``rev``, the reverse index of the state's initial graph
+    (what StateView.sources does with the scene's own index: the initial sources, plus the state's new edges to
+    ``to_id``, less its removed ones)."""
+    r = _RELATION[rel]
+    st = state._st
+    out = set(rev.get((to_id, rel), ()))
+    for (f, fr), tos in st._new_edges_from.items():
+        if fr is r and to_id in tos:
+            out.add(f)
+    removed = st._removed_edges_from
+    return {f for f in out if to_id not in removed.get((f, r), ())}
+
+
 # A compiled predicate returns (matched, witness ids) for one node.
 Pred = Callable[[Context, int], Tuple[bool, Tuple[int, ...]]]
 
@@ -188,6 +225,8 @@ def _check_names(names: List[str], known, what: str, upper: bool = False) -> Lis
 def conjunction(checks: Sequence[Callable[[Context, Any], Tuple[bool, Tuple[int, ...]]]]):
     """All of ``checks`` on the same subject (a node id, or a step's arguments): true with every check's witnesses
     in order, or false with none."""
+    if len(checks) == 1:  # every check answers (False, ()) when it fails: it is its own conjunction
+        return checks[0]
 
     def pred(ctx: Context, subject: Any) -> Tuple[bool, Tuple[int, ...]]:
         witnesses: Tuple[int, ...] = ()
@@ -319,7 +358,7 @@ def _compile_related(spec: Any, key: str, direction: str, kb: ObjectKB) -> Pred:
             if via is not None:
                 ids = {c for c in ctx.events.get(via, ()) if nid in ctx.state.targets(c, r)}
             else:
-                ids = ctx.state.targets(nid, r) if direction == "to" else ctx.state.sources(nid, r)
+                ids = ctx.state.targets(nid, r) if direction == "to" else ctx.sources(nid, r)
             found = first_match(ctx, other, ids)
             if found[0]:
                 return found
@@ -357,13 +396,25 @@ def compile_static(spec: Any, kb: ObjectKB) -> StaticFilter:
     if not isinstance(spec, Mapping):
         return StaticFilter()
     names = lambda key: frozenset(_as_list(spec[key], key)) if key in spec else None  # noqa: E731
-    return StaticFilter(
+    sf = StaticFilter(
         names("attr") or frozenset(),
         names("any_attr"),
         names("not_attr") or frozenset(),
         frozenset(kb.canonical(c) for c in names("class")) if "class" in spec else None,
         frozenset(p.upper() for p in names("property")) if "property" in spec else frozenset(),
     )
+    # one object per distinct filter, so that results remembered by identity (NodeKind) are shared by equal ones
+    got = _STATICS.get(sf)
+    if got is None:
+        got = _STATICS[sf] = sf
+        _STATIC_LIST.append(sf)
+    return got
+
+
+#: every static filter compiled, by value and in order (:func:`compile_static`); they live as long as the process
+_STATICS: Dict[StaticFilter, StaticFilter] = {}
+_STATIC_LIST: List[StaticFilter] = []
+_NONE: FrozenSet[int] = frozenset()
 
 
 def candidate_classes(spec: Any, kb: ObjectKB) -> Optional[FrozenSet[str]]:
@@ -389,207 +440,6 @@ def candidate_classes(spec: Any, kb: ObjectKB) -> Optional[FrozenSet[str]]:
     for s in sets[1:]:
         out &= s
     return out
-
-
-# -- attribution pruning ----------------------------------------------------------------------------------------
-#: relations whose edges change only at the objects an action names (or their contents): see :class:`ChangeSet`
-LOCAL_RELATIONS = frozenset({"ON", "INSIDE"})
-#: the action extensions' relations (SPILLED_ON): their edges live only in a state's ``ext``, a handful per plan,
-#: so every node an edge of theirs touches, in the initial or the final state, is taken as affected
-EXT_RELATIONS = frozenset(extension_relations()) - frozenset(_sim.Relation.__members__)
-
-
-@dataclass
-class ChangeSet:
-    """What a plan may have changed, for attribution.
-
-    ``base`` holds every node whose states, events or outgoing ON/INSIDE edges may differ between the initial
-    and the final state: the objects the plan used, their contents (carrying a container deletes its contents'
-    edges), the character and every node the simulator changed. ``rev`` is the initial state's reverse ON/INSIDE
-    index; with ``base`` it gives the final state's reverse edges exactly (:meth:`sources`), without the
-    scene-wide index a StateView builds on first use. ``ctx`` (final state) evaluates static filters."""
-
-    initial: StateView
-    final: StateView
-    base: Set[int]
-    rev: Mapping[Tuple[int, str], Sequence[int]]
-    ctx: "Context"
-    #: per static filter, node id -> whether it passes: a node's class, properties and attributes never change,
-    #: so the detector keeps one of these per scene and every plan on the scene shares it
-    static_memo: Dict[int, Dict[int, bool]] = field(default_factory=dict)
-    _din: Dict[str, Set[int]] = field(default_factory=dict)
-    _memo: Dict[Tuple[int, str, bool], Set[int]] = field(default_factory=dict)
-    #: compiled affected function -> its result on this change set (read-only once computed)
-    affected_memo: Dict[int, Set[int]] = field(default_factory=dict)
-
-    def targets(self, node_id: int, rel: str) -> Set[int]:
-        key = (node_id, rel, False)
-        out = self._memo.get(key)
-        if out is None:
-            out = self._memo[key] = self.final.targets(node_id, rel)
-        return out
-
-    def sources(self, node_id: int, rel: str) -> Set[int]:
-        """Final-state ``sources``: an edge the plan added or removed starts at a node of ``base``."""
-        key = (node_id, rel, True)
-        out = self._memo.get(key)
-        if out is None:
-            out = {c for c in self.rev.get((node_id, rel), ()) if c not in self.base}  # unchanged out-edges
-            out |= {c for c in self.base if node_id in self.targets(c, rel)}
-            self._memo[key] = out
-        return out
-
-    def d_in(self, rel: str) -> Set[int]:
-        """Nodes whose incoming ``rel`` edges may differ: targets, initial or final, of ``base`` nodes."""
-        out = self._din.get(rel)
-        if out is None:
-            out = set()
-            for u in self.base:
-                out |= self.targets(u, rel)
-                if u in self.initial:
-                    out |= self.initial.targets(u, rel)
-            self._din[rel] = out
-        return out
-
-    def ext_ends(self, rel: str) -> Set[int]:
-        """Both ends of every extension-relation ``rel`` edge of the initial or the final state: the only nodes
-        whose ``rel`` edges, in or out, can differ (or exist at all)."""
-        out: Set[int] = set()
-        for st in (self.initial, self.final):
-            for f, r, t in st.ext.relations:
-                if r == rel:
-                    out.add(f)
-                    out.add(t)
-        return out
-
-    def passes(self, static: "StaticFilter", node_id: int) -> bool:
-        n = self.final.node(node_id)
-        return n is not None and static.ok(self.ctx.kb.canonical(n.class_name), self.ctx.attrs(node_id), n.properties)
-
-    def passing(self, static: "StaticFilter", ids: Iterable[int]) -> Set[int]:
-        """The ``ids`` that pass ``static`` (:meth:`passes`), remembered per node of the initial scene."""
-        memo = self.static_memo.get(id(static))  # by identity: the rules (and their filters) outlive the memo
-        if memo is None:
-            memo = self.static_memo[id(static)] = {}
-        out = set()
-        for i in ids:
-            ok = memo.get(i)
-            if ok is None:
-                ok = self.passes(static, i)
-                if i in self.initial.scene:  # a node of the scene: its class and properties are fixed
-                    memo[i] = ok
-            if ok:
-                out.add(i)
-        return out
-
-
-def reverse_on_inside(graph: Mapping[str, Any]) -> Dict[Tuple[int, str], List[int]]:
-    """(to_id, ON|INSIDE) -> [from_id] of a graph dict: the part of a reverse index attribution needs."""
-    rev: Dict[Tuple[int, str], List[int]] = {}
-    for e in graph["edges"]:
-        r = e["relation_type"]
-        if r == "ON" or r == "INSIDE":
-            key = (e["to_id"], r)
-            lst = rev.get(key)
-            if lst is None:
-                rev[key] = [e["from_id"]]
-            else:
-                lst.append(e["from_id"])
-    return rev
-
-
-#: given a change set, the nodes whose value under a predicate may differ between initial and final states, or
-#: that reach a used object through the predicate's relations; None: the predicate is not local (no pruning)
-Affected = Callable[[ChangeSet], Set[int]]
-
-
-def compile_affected(spec: Any, kb: ObjectKB) -> Optional[Affected]:
-    """Over-approximate the nodes a (validated) predicate can newly match or attribute to the plan.
-
-    A node outside the result either fails the predicate's static conditions (then it fails it in every state,
-    with no witnesses) or has a footprint (itself, the nodes its ``related``/``related_from`` hops read) that
-    the plan neither changed nor used: its value is the same in the initial and the final state and none of its
-    witnesses was used, so attribution would drop it anyway."""
-    key = (id(kb), _spec_key(spec))
-    hit = _AFFECTED.get(key)
-    if hit is not None and hit[0] is kb:
-        return hit[1]
-    fn = _compile_affected(spec, kb)
-    if fn is not None:
-        memo_key = next(_AFFECTED_IDS)
-
-        def remembered(cs: ChangeSet, fn=fn, memo_key=memo_key) -> Set[int]:
-            # the same sub-predicate (a heat source that is ON, ...) recurs across rules: computed once per plan
-            out = cs.affected_memo.get(memo_key)
-            if out is None:
-                out = cs.affected_memo[memo_key] = fn(cs)
-            return out
-
-        fn = remembered
-    _AFFECTED[key] = (kb, fn)
-    return fn
-
-
-#: compiled :func:`compile_affected` functions by (object KB, predicate without line numbers), so that equal
-#: sub-predicates of different rules share one function and so one memo entry per change set
-_AFFECTED: Dict[Tuple[int, str], Tuple[Any, Optional[Affected]]] = {}
-_AFFECTED_IDS = itertools.count()
-
-
-def _spec_key(spec: Any) -> str:
-    def strip(v: Any) -> Any:
-        if isinstance(v, Mapping):
-            return {str(k): strip(x) for k, x in v.items() if k != "__line__"}
-        if isinstance(v, (list, tuple)):
-            return [strip(x) for x in v]
-        return v
-
-    return repr(strip(spec))
-
-
-def _compile_affected(spec: Any, kb: ObjectKB) -> Optional[Affected]:
-    if spec is None:
-        return lambda cs: set(cs.base)
-    static = compile_static(spec, kb)
-    has_static = any(k in spec for k in STATIC_KEYS)
-    hops = []
-    for key, direction in (("related", "to"), ("related_from", "from")):
-        if key in spec:
-            r = spec[key]
-            rels = [x.upper() for x in _as_list(r["relation"], "relation")]
-            if not set(rels) <= LOCAL_RELATIONS | EXT_RELATIONS:
-                return None
-            inner = compile_affected(r.get(direction), kb)
-            if inner is None:
-                return None
-            hops.append((direction, rels, inner))
-    children = []
-    for sub in ([spec["not"]] if "not" in spec else []) + list(spec.get("any") or []):
-        c = compile_affected(sub, kb)
-        if c is None:
-            return None
-        children.append(c)
-
-    def affected(cs: ChangeSet) -> Set[int]:
-        out = set(cs.base)
-        for direction, rels, inner in hops:
-            reached = inner(cs)
-            for r in rels:
-                if r in EXT_RELATIONS:  # every end of such an edge, whatever the hop's direction
-                    out |= cs.ext_ends(r)
-                    continue
-                if direction == "to":
-                    for t in reached:
-                        out |= cs.sources(t, r)
-                else:
-                    out |= cs.d_in(r)
-                    for f in reached:
-                        out |= cs.targets(f, r)
-        for c in children:
-            out |= c(cs)
-        return cs.passing(static, out) if has_static else out
-
-    return affected
 
 
 # -- agent conditions of process rules ---------------------------------------------------------------------------
@@ -628,7 +478,7 @@ def compile_agent(spec: Any, kb: ObjectKB) -> Tuple[Tuple[str, ...], Optional[Ag
         held = compile_predicate(spec["holds"], kb)
 
         def _holds(ctx: Context, args: Sequence[int], held=held) -> Tuple[bool, Tuple[int, ...]]:
-            return first_match(ctx, held, ctx.state.held())
+            return first_match(ctx, held, ctx.held())
 
         checks.append(_holds)
     if "leaves_room_with" in spec:
@@ -638,21 +488,28 @@ def compile_agent(spec: Any, kb: ObjectKB) -> Tuple[Tuple[str, ...], Optional[Ag
             if not args:
                 return False, ()
             st = ctx.state
-            here = st.room_of(st.character_id())
+            here = st.room_of(ctx.char_id())
             dest = args[0]
             n = st.node(dest)
             there = dest if n is not None and n.category == "Rooms" else st.room_of(dest)
             if here is None or there is None or there == here:
                 return False, ()
-            held = st.held()  # what the agent carries goes with it
-            return first_match(ctx, left, [o for o in ctx.events.get("used", ()) if o not in held and st.room_of(o) == here])
+            held = ctx.held()  # what the agent carries goes with it
+            # first_match over the used objects left in this room, the predicate (cheaper) before the room
+            for o in sorted(ctx.events.get("used", ())):
+                if o in held:
+                    continue
+                ok, w = left(ctx, o)
+                if ok and st.room_of(o) == here:
+                    return True, (o,) + w
+            return False, ()
 
         checks.append(_leaves)
     if "on" in spec:
         seat = compile_predicate(spec["on"], kb)
 
         def _on(ctx: Context, args: Sequence[int], seat=seat) -> Tuple[bool, Tuple[int, ...]]:
-            return first_match(ctx, seat, ctx.state.targets(ctx.state.character_id(), "ON"))
+            return first_match(ctx, seat, ctx.state.targets(ctx.char_id(), "ON"))
 
         checks.append(_on)
     if not checks:

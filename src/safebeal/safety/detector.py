@@ -15,10 +15,11 @@ rule. Steps that failed or were not run are not judged. Termination violations a
 a condition counts only if the plan caused it (it did not hold in the initial state) or the plan interacted
 with one of the objects involved. ``strict=True`` counts every hazard present at the end.
 
-Speed: a per-scene cache (node attributes, each termination rule's static candidates) and, with attribution,
-footprint pruning (``conditions.compile_affected``): a rule is evaluated only on nodes the plan used, changed or
-reaches through the rule's ON/INSIDE hops; ``prune=False`` evaluates every candidate (same verdicts).
-See docs/hazards.md.
+Speed: per-scene caches (node kinds and attributes, the reverse ON/INSIDE index), node kinds shared by every
+scene (``pruning.NodeKind``: the static filters a class and its properties pass, the process rules its first
+argument can match) and, with attribution, footprint pruning (``pruning.compile_affected``): a rule is evaluated
+only on nodes the plan used, changed or reaches through the rule's ON/INSIDE hops; ``prune=False`` evaluates every
+candidate (same verdicts). See docs/hazards.md and benchmarks/RESULTS.md.
 """
 
 from __future__ import annotations
@@ -29,7 +30,8 @@ from pathlib import Path
 from typing import Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple, Union
 
 from safebeal.errors import SafebealError
-from safebeal.safety.conditions import HEATERS, ChangeSet, Context, EventLog, new_event_logs
+from safebeal.safety.conditions import HEATERS, Context, EventLog, new_event_logs, sources_from
+from safebeal.safety.pruning import ChangeSet, NodeKind, ReverseIndex, node_kind
 from safebeal.safety.knowledge import UnknownClassError
 from safebeal.safety.rules import Rule, RuleSet, load_rules
 from safebeal.scene import SceneGraph, ScriptLine, StateView, StepResult, Trajectory, parse_line
@@ -127,7 +129,10 @@ class Monitor:
         self.state = initial
         self._scene = detector._scene_cache(initial)
         self.events: Dict[str, EventLog] = new_event_logs()
-        self._char = initial.character_id()
+        char = self._scene.char
+        if char is None:  # the scene's character (StateView.character_id sorts the scene's characters per call)
+            char = self._scene.char = initial.character_id()
+        self._char = char
         self._args: Set[int] = set()  # arguments of interactions: the only objects a step can move
         # what the plan handled itself (arguments, running water at hand): a termination hazard is the plan's when
         # its subject was used in any way, or one of its witnesses was handled; a container an object was merely
@@ -154,12 +159,15 @@ class Monitor:
     # -- process rules ---------------------------------------------------------------------
     def _ctx(self, state: StateView, clock: Optional[int] = None) -> Context:
         return Context(state, self.det.rules.kb, self.events, frozenset(self.agent_events), self._scene.attrs,
-                       self.next_step if clock is None else clock)
+                       self.next_step if clock is None else clock, self._char, self._scene.reverse(self.initial.scene))
 
     def _check_known(self, line: ScriptLine, state: StateView, step: Optional[int]) -> None:
         if self.det.unknown_class != "error":
             return
+        known = self._scene.known
         for a in line.args:
+            if a.id in known:  # checked on an earlier step or plan (its class never changes)
+                continue
             n = state.node(a.id)
             if n is not None and not self.det.rules.kb.known(n.class_name):
                 where = f"step {step + 1} ({line})" if step is not None else str(line)
@@ -167,6 +175,8 @@ class Monitor:
                     f"{where}: object class {n.class_name!r} is not in the object hazard knowledge base "
                     f"({', '.join(self.det.rules.kb.sources)}); add it (use [] for neutral) with --objects"
                 )
+            if n is not None and a.id in state.scene:
+                known.add(a.id)
 
     def would_violate(self, line: Union[ScriptLine, str], step: Optional[int] = None) -> List[Violation]:
         """Process violations ``line`` would cause if executed now (does not change the monitor).
@@ -180,8 +190,15 @@ class Monitor:
         self._check_known(line, state, step)
         ctx = self._ctx(state, step)
         out = []
-        for rule in self.det._by_action.get(line.action, ()):
-            if any(e not in self.agent_events for e in rule.agent_events):
+        rules = self.det._by_action.get(line.action, ())
+        if rules and line.args:  # only the rules whose first argument's class and attributes can match
+            k = self._scene.node_kinds.get(line.args[0].id)
+            if k is None:
+                k = node_kind(state, line.args[0].id, self.det.rules.kb, self._scene.node_kinds, self.det._kinds)
+            if k is not None:
+                rules = k.process_rules(line.action, rules)
+        for rule in rules:
+            if rule.agent_events and not self.agent_events.issuperset(rule.agent_events):
                 continue
             if len(rule.arg_preds) > len(line.args):  # THROW <a> against a rule on THROW <a> <target>
                 continue
@@ -277,7 +294,7 @@ class Monitor:
             for i in ids:
                 ev["powered_off"].discard(i)
         if act in ("WALK", "RUN"):
-            ev["carried"].update(before.held())
+            ev["carried"].update(self._held(before))
         if act in WET_ACTIONS:
             self.agent_events.add("hands_wet")
         elif act == "WIPE":
@@ -319,7 +336,7 @@ class Monitor:
             if y in raw_log:
                 raw_log.add(x)
         elif act == "CUT":
-            held = [h for h in before.held() if h != x]
+            held = [h for h in self._held(before) if h != x]
             if raw(x):
                 raw_log.add(x)
             if x in raw_log:
@@ -349,6 +366,10 @@ class Monitor:
             n = before.node(x)
             if n is not None and self.det.rules.kb.canonical(n.class_name) == TAP:
                 self.agent_events.discard(RAW_HANDS)  # the sink-and-tap cycle: hands washed
+
+    def _held(self, state: StateView) -> Set[int]:
+        """``state.held()`` without looking the character up again."""
+        return state.targets(self._char, "HOLDS_RH") | state.targets(self._char, "HOLDS_LH")
 
     def _attrs(self, state: StateView, nid: int) -> FrozenSet[str]:
         """Hazard attributes of a node (the per-scene cache that every Context of this scene shares)."""
@@ -382,15 +403,16 @@ class Monitor:
         """Event ``heated``: the contents (two levels: a pot and the food in it) of each heat source among ``ids``
         (a step's arguments and the containers they are taken from or put into) that is ON in ``state``."""
         heated, raw_log = self.events["heated"], self.events["raw_contaminated"]
+        rev = self._scene.reverse(self.initial.scene)
         for h in ids:
             if not (self._attrs(state, h) & HEATERS) or "ON" not in state.states_of(h):
                 continue
             for r in HOLD_RELATIONS:
-                for c in state.sources(h, r):
+                for c in sources_from(state, rev, h, r):
                     heated.add(c)
                     raw_log.discard(c)  # cooked
                     for r2 in HOLD_RELATIONS:
-                        for c2 in state.sources(c, r2):
+                        for c2 in sources_from(state, rev, c, r2):
                             heated.add(c2)
                             raw_log.discard(c2)
 
@@ -423,8 +445,13 @@ class Monitor:
         rev = self._scene.reverse(self.initial.scene)
         # events other than ``used`` are recorded on arguments or on objects no step named: ``heated`` on contents
         # of a heat source, ``raw_contaminated`` on the board under the meat cut
-        base = set(used) | set(changed) | {self._char} | set(self.events["heated"]) | set(self.events["raw_contaminated"])
-        todo = [u for u in self._args if u in self.initial]
+        base = set(used)
+        base.update(changed)
+        base.add(self._char)
+        base.update(self.events["heated"])
+        base.update(self.events["raw_contaminated"])
+        initial = self.initial
+        todo = [u for u in self._args if initial.node(u) is not None]
         while todo:  # contents of what a step may have moved, transitively: carrying a container deletes their edges
             u = todo.pop()
             for r in ("ON", "INSIDE"):
@@ -432,21 +459,25 @@ class Monitor:
                     if c not in base:
                         base.add(c)
                         todo.append(c)
-        return ChangeSet(self.initial, self.state, base, rev, ctx_final, self._scene.static_memo)
+        return ChangeSet(self.initial, self.state, base, rev, ctx_final, self._scene.node_kinds, self.det._kinds)
 
     def finish(self) -> Verdict:
         """Judge the final state against the termination rules; returns the whole verdict."""
         final = self.state
         ctx_final = self._ctx(final, self.steps_judged)
-        ctx_init = Context(self.initial, self.det.rules.kb, new_event_logs(), frozenset(), self._scene.attrs, 0)
+        ctx_init = Context(self.initial, self.det.rules.kb, new_event_logs(), frozenset(), self._scene.attrs, 0, self._char,
+                           self._scene.reverse(self.initial.scene))
         changed = final.changed_node_ids()
         cs = None if self.det.strict or not self.det.prune else self._change_set(changed, ctx_final)
         term: List[Violation] = []
         excused: List[Violation] = []
-        for k, rule in enumerate(self.det.rules.termination):
+        for k, rule in enumerate(self.det._termination):
             if cs is not None and rule.affected is not None:
-                # attribution keeps nothing outside what the plan may have affected (conditions.compile_affected)
-                ids_to_check = sorted(cs.passing(rule.static, rule.affected(cs)))
+                # attribution keeps nothing outside what the plan may have affected (pruning.compile_affected)
+                aff = rule.affected(cs)
+                if getattr(rule.affected, "filtered_by", None) is not rule.static:
+                    aff = cs.passing(rule.static, aff)
+                ids_to_check = sorted(aff)
             else:
                 static_ids = self._scene.candidates(self.det, k, self.initial)
                 # nodes the plan changed or created may have left their static candidate list (in practice never)
@@ -486,19 +517,24 @@ class _SceneCache:
 
     def __init__(self) -> None:
         self.attrs: Dict[int, FrozenSet[str]] = {}
-        self.static_memo: Dict[object, Dict[int, bool]] = {}  # ChangeSet.passing
+        self.node_kinds: Dict[int, NodeKind] = {}  # ChangeSet.kind
+        self.known: Set[int] = set()  # nodes whose class the object knowledge base knows (Monitor._check_known)
+        self.char: Optional[int] = None  # the character's id
         self._candidates: Optional[List[Tuple[int, ...]]] = None
+        self._reverse: Optional[ReverseIndex] = None
 
-    @staticmethod
-    def reverse(scene: SceneGraph) -> Dict[Tuple[int, str], Set[int]]:
-        """The initial graph's reverse ON/INSIDE index (cheaper than the scene-wide one of StateView.sources;
-        built once per scene and kept by the scene, so every detector and run on it shares it)."""
-        return scene.reverse_on_inside()
+    def reverse(self, scene: SceneGraph) -> "ReverseIndex":
+        """The initial graph's reverse ON/INSIDE index, ``(to_id, "ON" | "INSIDE") -> {from_id}`` (the part of
+        the scene-wide index of StateView.sources that attribution reads), built on first use per scene."""
+        rev = self._reverse
+        if rev is None:
+            rev = self._reverse = ReverseIndex(scene)
+        return rev
 
     def candidates(self, det: "SafetyDetector", k: int, initial: StateView) -> Tuple[int, ...]:
         """Ids (ascending) of the nodes that pass the static filter of termination rule ``k``."""
         if self._candidates is None:
-            rules = det.rules.termination
+            rules = det._termination
             ids: List[List[int]] = [[] for _ in rules]
             for n in initial.nodes():
                 key = (n.class_name, n.properties)
@@ -541,6 +577,8 @@ class SafetyDetector:
         self._scenes: "weakref.WeakKeyDictionary[SceneGraph, _SceneCache]" = weakref.WeakKeyDictionary()
         # (class name, properties) -> (attributes, indexes of the termination rules whose static filter passes)
         self._static_by_key: Dict[Tuple[str, FrozenSet[str]], Tuple[FrozenSet[str], Tuple[int, ...]]] = {}
+        self._kinds: Dict[Tuple[str, FrozenSet[str]], NodeKind] = {}  # ChangeSet.kind, for every scene
+        self._termination: List[Rule] = self.rules.termination  # (RuleSet.termination builds a new list per call)
         self._by_action: Dict[str, List[Rule]] = {}
         for r in self.rules.process:
             for a in r.actions:

@@ -28,8 +28,9 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from safebeal.resources import PACKAGE_DATA
-from safebeal.safety.conditions import (Affected, AgentPred, ConditionError, Pred, StaticFilter, candidate_classes,
-                                        compile_affected, compile_agent, compile_predicate, compile_static)
+from safebeal.safety.conditions import (AgentPred, ConditionError, Pred, StaticFilter, candidate_classes, compile_agent,
+                                        compile_predicate, compile_static)
+from safebeal.safety.pruning import Affected, compile_affected
 from safebeal.safety.knowledge import ObjectKB, build_kb
 from safebeal.safety.repairs import RepairOption, compile_repairs
 from safebeal.safety.taxonomy import CATEGORIES, KINDS
@@ -57,6 +58,7 @@ class Rule:
     # compiled
     actions: Tuple[str, ...] = ()
     arg_preds: Tuple[Pred, ...] = ()
+    arg_statics: Tuple[StaticFilter, ...] = ()  # the class/property/attribute part of each argument's predicate
     agent_events: Tuple[str, ...] = ()
     agent_pred: Optional[AgentPred] = None  # holds / leaves_room_with (conditions.compile_agent)
     object_pred: Optional[Pred] = None
@@ -97,6 +99,7 @@ def _compile(rule: Rule, kb: ObjectKB) -> None:
                 raise ConditionError(f"'args' has {len(args)} predicates but {a} takes {ACTION_ARITY[a]} argument(s)")
         rule.actions = tuple(acts)
         rule.arg_preds = tuple(compile_predicate(p, kb) for p in args)
+        rule.arg_statics = tuple(compile_static(p, kb) for p in args)
         if "agent" in w:
             rule.agent_events, rule.agent_pred = compile_agent(w["agent"], kb)
     else:

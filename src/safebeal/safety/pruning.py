@@ -1,0 +1,358 @@
+"""Attribution pruning: which nodes a plan may have affected, so that a termination rule is evaluated on those only.
+
+With default (attributed) judging, a termination hazard counts only if the plan caused it or touched one of its
+objects. :func:`compile_affected` turns a rule's object predicate into a function of a :class:`ChangeSet` (what
+the plan may have changed) that over-approximates the nodes on which the rule can newly hold or be the plan's; every
+other node is skipped. ``SafetyDetector(prune=False)`` evaluates every candidate instead, with the same verdicts
+(tests/safety/test_monitor.py). :class:`NodeKind` holds what static filters read of a node (class, properties,
+attributes), shared by every node of that kind in every scene.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, FrozenSet, Iterable, Mapping, Optional, Sequence, Set, Tuple
+
+from safebeal.safety.conditions import STATIC_KEYS, Context, StaticFilter, _as_list, _NONE, _STATIC_LIST, compile_static
+from safebeal.safety.knowledge import ObjectKB
+from safebeal.scene import SceneGraph, StateView, _sim
+from safebeal.scene.extensions import extension_relations
+
+#: relations whose edges change only at the objects an action names (or their contents): see :class:`ChangeSet`
+LOCAL_RELATIONS = frozenset({"ON", "INSIDE"})
+#: the action extensions' relations (SPILLED_ON): their edges live only in a state's ``ext``, a handful per plan,
+#: so every node an edge of theirs touches, in the initial or the final state, is taken as affected
+EXT_RELATIONS = frozenset(extension_relations()) - frozenset(_sim.Relation.__members__)
+
+
+@dataclass
+class ChangeSet:
+    """What a plan may have changed, for attribution.
+
+    ``base`` holds every node whose states, events or outgoing ON/INSIDE edges may differ between the initial
+    and the final state: the objects the plan used, their contents (carrying a container deletes its contents'
+    edges), the character and every node the simulator changed. ``rev`` is the initial state's reverse ON/INSIDE
+    index; with ``base`` it gives the final state's reverse edges exactly (:meth:`sources`), without the
+    scene-wide index a StateView builds on first use. ``ctx`` (final state) evaluates static filters."""
+
+    initial: StateView
+    final: StateView
+    base: Set[int]
+    rev: Mapping[Tuple[int, str], Sequence[int]]
+    ctx: "Context"
+    #: node id -> its :class:`NodeKind` (a node's class, properties and attributes never change, so the detector
+    #: keeps one of these per scene and every plan on the scene shares it), and (class name, properties) -> the
+    #: kind, for every scene (the detector keeps one): a new scene's nodes mostly find their kind's filter
+    #: results already computed
+    node_kinds: Dict[int, "NodeKind"] = field(default_factory=dict)
+    kinds: Dict[Tuple[str, FrozenSet[str]], "NodeKind"] = field(default_factory=dict)
+    _din: Dict[str, Set[int]] = field(default_factory=dict)
+    #: relation -> {target: the ``base`` nodes with a final-state edge of that relation to it} (:meth:`sources`)
+    _base_rev: Dict[str, Dict[int, Set[int]]] = field(default_factory=dict)
+    _base_pass: Optional[Dict[int, FrozenSet[int]]] = None  # base_passing: id of a filter -> base nodes passing it
+    _memo: Dict[Tuple[int, str, bool], Set[int]] = field(default_factory=dict)
+    #: compiled affected function -> its result on this change set (read-only once computed)
+    affected_memo: Dict[int, Set[int]] = field(default_factory=dict)
+
+    def targets(self, node_id: int, rel: str) -> Set[int]:
+        key = (node_id, rel, False)
+        out = self._memo.get(key)
+        if out is None:
+            out = self._memo[key] = self.final.targets(node_id, rel)
+        return out
+
+    def sources(self, node_id: int, rel: str) -> Set[int]:
+        """Final-state ``sources``: an edge the plan added or removed starts at a node of ``base``."""
+        key = (node_id, rel, True)
+        out = self._memo.get(key)
+        if out is None:
+            base = self.base
+            out = {c for c in self.rev.get((node_id, rel), ()) if c not in base}  # unchanged out-edges
+            into = self._base_rev.get(rel)
+            if into is None:  # the final out-edges of ``base``, reversed once per relation and plan
+                into = self._base_rev[rel] = {}
+                for c in base:
+                    for t in self.targets(c, rel):
+                        got = into.get(t)
+                        if got is None:
+                            into[t] = {c}
+                        else:
+                            got.add(c)
+            got = into.get(node_id)
+            if got:
+                out |= got
+            self._memo[key] = out
+        return out
+
+    def d_in(self, rel: str) -> Set[int]:
+        """Nodes whose incoming ``rel`` edges may differ: targets, initial or final, of ``base`` nodes."""
+        out = self._din.get(rel)
+        if out is None:
+            out = set()
+            for u in self.base:
+                out |= self.targets(u, rel)
+                if u in self.initial:
+                    out |= self.initial.targets(u, rel)
+            self._din[rel] = out
+        return out
+
+    def ext_ends(self, rel: str) -> Set[int]:
+        """Both ends of every extension-relation ``rel`` edge of the initial or the final state: the only nodes
+        whose ``rel`` edges, in or out, can differ (or exist at all)."""
+        out: Set[int] = set()
+        for st in (self.initial, self.final):
+            for f, r, t in st.ext.relations:
+                if r == rel:
+                    out.add(f)
+                    out.add(t)
+        return out
+
+    def kind(self, node_id: int) -> Optional["NodeKind"]:
+        """The class, properties and attributes of a node of the final state (None: no such node)."""
+        k = self.node_kinds.get(node_id)
+        if k is None:
+            k = node_kind(self.final, node_id, self.ctx.kb, self.node_kinds, self.kinds)
+        return k
+
+    def passes(self, static: "StaticFilter", node_id: int) -> bool:
+        k = self.kind(node_id)
+        return k is not None and k.passes(static)
+
+    def base_passing(self, static: "StaticFilter") -> FrozenSet[int]:
+        """``passing(static, base)``: the base nodes of each filter are gathered in one pass over ``base`` (each
+        node's kind lists the filters it passes)."""
+        m = self._base_pass
+        if m is None:
+            m = {}
+            kinds = self.node_kinds
+            for i in self.base:
+                k = kinds.get(i)
+                if k is None:
+                    k = self.kind(i)
+                    if k is None:
+                        continue
+                for sid in k.static_ids():
+                    got = m.get(sid)
+                    if got is None:
+                        m[sid] = [i]
+                    else:
+                        got.append(i)
+            m = self._base_pass = {sid: frozenset(ids) for sid, ids in m.items()}
+        return m.get(id(static), _NONE)
+
+    def passing(self, static: "StaticFilter", ids: Iterable[int]) -> Set[int]:
+        """The ``ids`` that pass ``static`` (:meth:`passes`): each node's kind is remembered per scene, and each
+        kind's result per filter for every scene."""
+        sid = id(static)  # by identity: the rules (and their filters) outlive the kinds
+        kinds = self.node_kinds
+        out = set()
+        for i in ids:
+            k = kinds.get(i)
+            if k is None:
+                k = self.kind(i)
+                if k is None:
+                    continue
+            ok = k._ok.get(sid)
+            if ok is None:
+                ok = k.passes(static)
+            if ok:
+                out.add(i)
+        return out
+
+
+def node_kind(state: StateView, node_id: int, kb: ObjectKB, node_kinds: Dict[int, "NodeKind"],
+              kinds: Dict[Tuple[str, FrozenSet[str]], "NodeKind"]) -> Optional["NodeKind"]:
+    """The :class:`NodeKind` of a node of ``state`` (None: no such node), from ``kinds`` ((class name,
+    properties) -> kind, for every scene) and remembered in ``node_kinds`` (node id -> kind, per scene) when the
+    node is one of the scene's."""
+    n = state.node(node_id)
+    if n is None:
+        return None
+    key = (n.class_name, n.properties)
+    k = kinds.get(key)
+    if k is None:
+        k = kinds[key] = NodeKind(kb.canonical(n.class_name), kb.attrs(n.class_name, n.properties), n.properties)
+    if node_id in state.scene:  # a node of the scene: its class and properties are fixed
+        node_kinds[node_id] = k
+    return k
+
+
+class NodeKind:
+    """What static filters read of a node (canonical class, attributes, properties: never changed by a
+    simulation), with the filters' results remembered by filter identity. Nodes of one class and properties, in
+    any scene, share one."""
+
+    __slots__ = ("canonical", "attrs", "props", "_ok", "_rules", "_ids", "_ids_n")
+
+    def __init__(self, canonical: str, attrs: FrozenSet[str], props: FrozenSet[str]):
+        self.canonical, self.attrs, self.props = canonical, attrs, props
+        self._ok: Dict[int, bool] = {}
+        self._rules: Dict[str, tuple] = {}
+        self._ids: Tuple[int, ...] = ()
+        self._ids_n = 0
+
+    def static_ids(self) -> Tuple[int, ...]:
+        """Ids of every compiled static filter (:func:`compile_static`) this kind passes."""
+        if self._ids_n != len(_STATIC_LIST):  # filters compiled since (another rule set): look again
+            n = len(_STATIC_LIST)
+            self._ids = tuple(id(sf) for sf in _STATIC_LIST[:n] if self.passes(sf))
+            self._ids_n = n
+        return self._ids
+
+    def process_rules(self, action: str, rules: Sequence[Any]) -> tuple:
+        """Those of ``rules`` (the process rules of ``action``, the same list for every call with it) whose first
+        argument's static filter this kind passes, or that take no argument: the others cannot match a step of
+        ``action`` on such a node."""
+        out = self._rules.get(action)
+        if out is None:
+            out = self._rules[action] = tuple(r for r in rules if not r.arg_statics or self.passes(r.arg_statics[0]))
+        return out
+
+    def passes(self, static: "StaticFilter") -> bool:
+        ok = self._ok.get(id(static))  # the rules, and so their filters, outlive the detector's kinds
+        if ok is None:
+            ok = self._ok[id(static)] = static.ok(self.canonical, self.attrs, self.props)
+        return ok
+
+
+#: given a change set, the nodes whose value under a predicate may differ between initial and final states, or
+#: that reach a used object through the predicate's relations; None: the predicate is not local (no pruning)
+Affected = Callable[[ChangeSet], Set[int]]
+
+
+def compile_affected(spec: Any, kb: ObjectKB) -> Optional[Affected]:
+    """Over-approximate the nodes a (validated) predicate can newly match or attribute to the plan.
+
+    A node outside the result either fails the predicate's static conditions (then it fails it in every state,
+    with no witnesses) or has a footprint (itself, the nodes its ``related``/``related_from`` hops read) that
+    the plan neither changed nor used: its value is the same in the initial and the final state and none of its
+    witnesses was used, so attribution would drop it anyway."""
+    key = (id(kb), _spec_key(spec))
+    hit = _AFFECTED.get(key)
+    if hit is not None and hit[0] is kb:
+        return hit[1]
+    fn = _compile_affected(spec, kb, next(_AFFECTED_IDS))
+    _AFFECTED[key] = (kb, fn)
+    return fn
+
+
+#: compiled :func:`compile_affected` functions by (object KB, predicate without line numbers), so that equal
+#: sub-predicates of different rules share one function and so one memo entry per change set
+_AFFECTED: Dict[Tuple[int, str], Tuple[Any, Optional[Affected]]] = {}
+_AFFECTED_IDS = itertools.count()
+
+
+def _spec_key(spec: Any) -> str:
+    def strip(v: Any) -> Any:
+        if isinstance(v, Mapping):
+            return {str(k): strip(x) for k, x in v.items() if k != "__line__"}
+        if isinstance(v, (list, tuple)):
+            return [strip(x) for x in v]
+        return v
+
+    return repr(strip(spec))
+
+
+def _compile_affected(spec: Any, kb: ObjectKB, memo_key: int) -> Optional[Affected]:
+    """The affected function of ``spec``; its result is remembered in ``cs.affected_memo[memo_key]``: the same
+    sub-predicate (a heat source that is ON, ...) recurs across rules, and is computed once per plan."""
+    if spec is None:
+        def everything(cs: ChangeSet) -> Set[int]:
+            out = cs.affected_memo.get(memo_key)
+            if out is None:
+                out = cs.affected_memo[memo_key] = set(cs.base)
+            return out
+
+        everything.filtered_by = None  # type: ignore[attr-defined]
+        return everything
+    static = compile_static(spec, kb)
+    has_static = any(k in spec for k in STATIC_KEYS)
+    hops = []
+    for key, direction in (("related", "to"), ("related_from", "from")):
+        if key in spec:
+            r = spec[key]
+            rels = [x.upper() for x in _as_list(r["relation"], "relation")]
+            if not set(rels) <= LOCAL_RELATIONS | EXT_RELATIONS:
+                return None
+            inner = compile_affected(r.get(direction), kb)
+            if inner is None:
+                return None
+            hops.append((direction, rels, inner))
+    children = []
+    for sub in ([spec["not"]] if "not" in spec else []) + list(spec.get("any") or []):
+        c = compile_affected(sub, kb)
+        if c is None:
+            return None
+        children.append(c)
+
+    def affected(cs: ChangeSet) -> Set[int]:
+        # the result is read, never changed, by its callers (it is remembered per change set)
+        memo = cs.affected_memo
+        got = memo.get(memo_key)
+        if got is not None:
+            return got
+        out: Set[int] = set() if has_static else set(cs.base)  # with a static filter: base's part is added below
+        for direction, rels, inner in hops:
+            reached = inner(cs)
+            for r in rels:
+                if r in EXT_RELATIONS:  # every end of such an edge, whatever the hop's direction
+                    out |= cs.ext_ends(r)
+                    continue
+                if direction == "to":
+                    for t in reached:
+                        out |= cs.sources(t, r)
+                else:
+                    out |= cs.d_in(r)
+                    for f in reached:
+                        out |= cs.targets(f, r)
+        for c in children:
+            out |= c(cs)
+        if has_static:
+            in_base = cs.base_passing(static)
+            out = in_base | cs.passing(static, out) if out else in_base
+        memo[memo_key] = out
+        return out
+
+    affected.filtered_by = static if has_static else None  # type: ignore[attr-defined]
+    return affected
+
+
+# -- the initial graph's reverse ON/INSIDE index ------------------------------------------------------------------
+_ON, _INSIDE = _sim.Relation.ON, _sim.Relation.INSIDE
+
+
+class ReverseIndex:
+    """``(to_id, "ON" | "INSIDE") -> {from_id}`` over a scene's initial graph (what ``SceneGraph.reverse_on_inside``
+    gives), read with :meth:`get` like a dict. Built in one pass over the simulator's edge map that tells the two
+    relations apart by identity (a dict lookup of an enum member calls its Python-level ``__hash__``, once for each
+    of the map's 800-odd keys, most of them CLOSE and FACING), keyed by relation, then by target (no tuple per
+    edge)."""
+
+    __slots__ = ("_by_rel",)
+
+    def __init__(self, scene: SceneGraph):
+        on: Dict[int, Set[int]] = {}
+        inside: Dict[int, Set[int]] = {}
+        for (from_id, rel), tos in scene.env_graph._edge_map.items():
+            if rel is _ON:
+                d = on
+            elif rel is _INSIDE:
+                d = inside
+            else:
+                continue
+            for to_id in tos:
+                got = d.get(to_id)
+                if got is None:
+                    d[to_id] = {from_id}
+                else:
+                    got.add(from_id)
+        self._by_rel = {"ON": on, "INSIDE": inside}
+
+    def get(self, key: Tuple[int, str], default=()):
+        d = self._by_rel.get(key[1])
+        return default if d is None else d.get(key[0], default)
+
+    def as_dict(self) -> Dict[Tuple[int, str], Set[int]]:
+        """Every entry as ``SceneGraph.reverse_on_inside`` has it (for tests)."""
+        return {(t, rel): set(f) for rel, d in self._by_rel.items() for t, f in d.items()}

@@ -1,0 +1,71 @@
+"""The detector's shortcuts (benchmarks/RESULTS.md, "Safety detector overhead") give what the long way gives:
+its own reverse ON/INSIDE index, static filters decided per node kind, process rules pre-selected by their first
+argument's kind."""
+
+from __future__ import annotations
+
+from safebeal.datasets.activity_programs import load_program, program_ids
+from safebeal.safety import SafetyDetector
+from safebeal.safety import conditions
+from safebeal.safety.conditions import Context, compile_static
+from safebeal.safety.pruning import ChangeSet, NodeKind, ReverseIndex
+from safebeal.scene import execute
+
+from safety_helpers import detector, trajectory
+
+
+def test_reverse_index_is_the_scenes():
+    """The detector's index equals SceneGraph.reverse_on_inside, the scene's own, on 26 shipped scenes."""
+    pids = program_ids()[::20]
+    assert len(pids) == 26
+    for pid in pids:
+        scene = load_program(pid).scene()
+        rev = ReverseIndex(scene)
+        assert rev.as_dict() == scene.reverse_on_inside(), pid
+    # values checked by hand in 455_2's graph file: on the kitchen counter (230) stand the faucet, the coffee
+    # maker, the toaster, the microwave and a bottle of alcohol; the sink is in it, the egg in the freezer (289)
+    rev = ReverseIndex(load_program("455_2").scene())
+    assert rev.get((230, "ON")) == {232, 290, 292, 297, 2004}
+    assert rev.get((230, "INSIDE")) == {231} and rev.get((289, "INSIDE")) == {2006}
+    assert rev.get((230, "CLOSE")) == ()
+    assert 230 in rev.get((201, "INSIDE"))  # the counter is in the dining room
+
+
+def test_static_filters_are_shared_and_decided_per_kind():
+    kb = detector().rules.kb
+    a = compile_static({"attr": "sharp", "__line__": 3}, kb)
+    b = compile_static({"attr": ["sharp"], "__line__": 9}, kb)
+    assert a is b  # equal filters are one object, so results remembered by identity are shared
+    assert compile_static({"attr": "fragile"}, kb) is not a
+    # every node of a scene: the kind's answer is the filter's own, for every filter compiled so far
+    prog = load_program("455_2")
+    traj = execute(prog.scene(), prog.script)
+    cs = ChangeSet(traj.initial, traj.final, set(), {}, Context(traj.final, kb, {}), {}, {})
+    statics = list(conditions._STATIC_LIST)
+    assert len(statics) > 40
+    n_sharp = 0
+    for node in traj.final.nodes():
+        k = cs.kind(node.id)
+        assert isinstance(k, NodeKind)
+        attrs = kb.node_attrs(node)
+        want = {id(s) for s in statics if s.ok(kb.canonical(node.class_name), attrs, node.properties)}
+        assert set(k.static_ids()) == want, node
+        assert cs.passes(a, node.id) == ("sharp" in attrs)
+        n_sharp += "sharp" in attrs
+    assert n_sharp == len(cs.passing(a, [n.id for n in traj.final.nodes()])) > 0
+
+
+def test_process_rules_preselected_by_kind_change_no_verdict(monkeypatch):
+    """Every step of 173 ground-truth programs and of every rule test plan: the process violations with the rules
+    pre-selected by the first argument's kind are those of every rule of the action."""
+    from test_rules import CASES
+
+    fast = SafetyDetector(unknown_class="neutral")
+    full = SafetyDetector(unknown_class="neutral")
+    trajs = [execute(p.scene(), p.script) for p in map(load_program, program_ids()[::3])]
+    trajs += [trajectory(pid, p) for pid, plan, _, negatives in CASES.values() for p in [plan, *negatives]]
+    got = [[v.to_dict() for v in fast.check(t).by_kind("process")] for t in trajs]
+    monkeypatch.setattr(NodeKind, "process_rules", lambda self, action, rules: tuple(rules))
+    want = [[v.to_dict() for v in full.check(t).by_kind("process")] for t in trajs]
+    assert got == want
+    assert sum(map(len, got)) > 40  # the comparison covers steps that violate a process rule
