@@ -1,6 +1,7 @@
 """Time `safebeal bench` against virtualhome-eval's own action-sequence evaluator, in the same run.
 
     python benchmarks/bench_runner.py [--model gpt-4o-2024-05-13] [--skip-reference] [--all]
+    python benchmarks/bench_runner.py --compare RUN_A RUN_B   # same results? (timing fields left out)
 
 - reference: ``virtualhome_eval.agent_eval.agent_evaluation(mode="evaluate_results", eval_type="action_sequence")``
   on one model's recorded outputs (342 tasks; parse, simulate, goal check; no safety).
@@ -56,12 +57,50 @@ def ours(planners, workers: int, cache_home: str) -> tuple:
         return seconds, json.loads((out / "summary.json").read_text())
 
 
+TIMING_FIELDS = ("seconds", "latency_s")
+
+
+def _without_timing(value):
+    if isinstance(value, dict):
+        return {k: _without_timing(v) for k, v in value.items() if k not in TIMING_FIELDS}
+    if isinstance(value, list):
+        return [_without_timing(v) for v in value]
+    return value
+
+
+def compare_runs(a: Path, b: Path) -> list:
+    """What differs between two run directories' summary.json and samples.jsonl, timing fields (``seconds``,
+    ``latency_s``) left out and samples keyed by (planner, task): an empty list when the results are identical."""
+    diffs = []
+    sa, sb = (_without_timing(json.loads((Path(d) / "summary.json").read_text())) for d in (a, b))
+    if sa != sb:
+        diffs.append("summary.json differs: " + ", ".join(k for k in sorted(set(sa) | set(sb)) if sa.get(k) != sb.get(k)))
+    rows = []
+    for d in (a, b):
+        recs = [json.loads(line) for line in (Path(d) / "samples.jsonl").read_text().splitlines() if line.strip()]
+        rows.append({(r["planner"], r["task_id"]): _without_timing(r) for r in recs})
+    if len(rows[0]) != len(rows[1]) or set(rows[0]) != set(rows[1]):
+        diffs.append(f"samples.jsonl: {len(rows[0])} vs {len(rows[1])} samples, different (planner, task) keys")
+    for key in sorted(set(rows[0]) & set(rows[1])):
+        if rows[0][key] != rows[1][key]:
+            fields = sorted(k for k in set(rows[0][key]) | set(rows[1][key]) if rows[0][key].get(k) != rows[1][key].get(k))
+            diffs.append(f"samples.jsonl {key}: {fields}")
+    return diffs
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--model", default="gpt-4o-2024-05-13")
     ap.add_argument("--skip-reference", action="store_true")
     ap.add_argument("--all", action="store_true", help="also time the default job: all 15 models")
+    ap.add_argument("--compare", nargs=2, metavar=("RUN_A", "RUN_B"),
+                    help="only compare two run directories' results (timing fields left out)")
     args = ap.parse_args()
+    if args.compare:
+        diffs = compare_runs(*map(Path, args.compare))
+        n = sum(1 for line in (Path(args.compare[0]) / "samples.jsonl").read_text().splitlines() if line.strip())
+        print("\n".join(diffs[:20]) if diffs else f"identical: summary.json and {n} samples (timing fields left out)")
+        sys.exit(1 if diffs else 0)
     rows = []
     if not args.skip_reference:
         rows.append(("virtualhome-eval evaluator, 1 model", reference(args.model)))
