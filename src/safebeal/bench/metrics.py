@@ -27,9 +27,10 @@ from __future__ import annotations
 
 import math
 import sys
+from collections import abc
 from collections import Counter
 from contextlib import contextmanager
-from typing import Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 from safebeal.safety.taxonomy import SLUGS
 
@@ -168,8 +169,14 @@ def rouge_l(hyp: Optional[str], ref: Optional[str]) -> float:
 
 
 # -- summary ---------------------------------------------------------------------------------------------
+def _is_map(x: Any) -> bool:
+    """``isinstance(x, Mapping)``, a dict first (the summary asks a few hundred thousand times; ``typing.Mapping``'s
+    check goes through Python-level ``__instancecheck__`` code each time)."""
+    return isinstance(x, dict) or isinstance(x, abc.Mapping)
+
+
 def _get(ep: Any, key: str, default: Any = None) -> Any:
-    if isinstance(ep, Mapping):
+    if _is_map(ep):
         return ep.get(key, default)
     return getattr(ep, key, default)
 
@@ -195,12 +202,12 @@ def outcome(ep: Any) -> str:
         return "generation_error"
     pe = _get(ep, "parse_error")
     if pe is not None:
-        kind = pe.get("kind") if isinstance(pe, Mapping) else None
+        kind = pe.get("kind") if _is_map(pe) else None
         return kind if kind in OUTCOMES else "parse"
     if _get(ep, "executable"):
         return "executable"
     err = _get(ep, "error") or {}
-    kind = err.get("kind") if isinstance(err, Mapping) else None
+    kind = err.get("kind") if _is_map(err) else None
     return kind if kind in OUTCOMES else "precondition"
 
 
@@ -217,7 +224,7 @@ def no_plan_kind(ep: Any) -> Optional[str]:
     if generation_failed(ep):
         return "generation_error"
     pe = _get(ep, "parse_error")
-    kind = pe.get("kind") if isinstance(pe, Mapping) else None
+    kind = pe.get("kind") if _is_map(pe) else None
     if kind not in ("parse", "empty", "too_large"):
         return None
     text = _get(ep, "raw_output") or ""
@@ -351,7 +358,7 @@ def unsafe_steps(ep: Any) -> set:
         if step is not None:
             out.add(int(step))
             continue
-        ids = {str(o.get("id")) for o in (_get(v, "objects") or []) if isinstance(o, Mapping)}
+        ids = {str(o.get("id")) for o in (_get(v, "objects") or []) if _is_map(o)}
         for s in reversed(run):
             line = str(s.get("line") or "")
             if any(f"({i})" in line for i in ids):
