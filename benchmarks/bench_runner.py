@@ -3,6 +3,7 @@
     python benchmarks/bench_runner.py [--model gpt-4o-2024-05-13] [--skip-reference] [--all]
     python benchmarks/bench_runner.py --compare RUN_A RUN_B   # same results? (timing fields left out)
     python benchmarks/bench_runner.py --interleaved 1          # ours, reference, ours: wall, CPU, load average
+    python benchmarks/bench_runner.py --before OLD/src         # an older package and this one, alternating
 
 - reference: ``virtualhome_eval.agent_eval.agent_evaluation(mode="evaluate_results", eval_type="action_sequence")``
   on one model's recorded outputs (342 tasks; parse, simulate, goal check; no safety).
@@ -131,6 +132,31 @@ def interleaved(model: str, rounds: int = 1, default_job: int = 2) -> list:
     return rows
 
 
+def before_after(before_src: str, rounds: int = 2) -> list:
+    """The same runs with the package from ``before_src`` (e.g. an exported older ``src``) and from this
+    environment, alternating: the 1-model run and the default job, ``rounds`` times each. Rows as
+    :func:`interleaved`'s."""
+    rows = []
+    here = os.environ.get("PYTHONPATH", "")
+    sides = (("before", before_src), ("after", here))
+    with tempfile.TemporaryDirectory() as tmp:
+        cache_home = str(Path(tmp) / "cache")
+        try:
+            for _, src in sides:  # warm-up (not counted): each side's scene cache and bytecode
+                os.environ["PYTHONPATH"] = src
+                ours_timed(["replay:*"], 2, cache_home, Path(tmp) / "warm")
+            for label, planners in (("1 model", ["replay:gpt-4o-2024-05-13"]), ("the default job", ["replay:*"])):
+                for _ in range(rounds):
+                    for side, src in sides:
+                        os.environ["PYTHONPATH"] = src
+                        la = os.getloadavg()[0]
+                        wall, cpu = ours_timed(planners, 2, cache_home, Path(tmp) / "run")
+                        rows.append((f"{side}: safebeal bench, {label}, 2 workers", wall, cpu, la, os.getloadavg()[0]))
+        finally:
+            os.environ["PYTHONPATH"] = here
+    return rows
+
+
 TIMING_FIELDS = ("seconds", "latency_s")
 
 
@@ -172,7 +198,15 @@ def main() -> None:
     ap.add_argument("--interleaved", type=int, default=0, metavar="ROUNDS",
                     help="ours, the reference, ours (ROUNDS times), then the default job twice: wall and CPU time "
                          "of all processes, and the load average")
+    ap.add_argument("--before", metavar="SRC",
+                    help="alternate runs of the package in SRC (e.g. `git archive <commit> src | tar -x -C DIR`, then "
+                         "DIR/src) with this environment's: 1 model and the default job, twice each")
     args = ap.parse_args()
+    if args.before:
+        print("| run | wall s | CPU s | load before / after |\n|---|---|---|---|")
+        for name, wall, cpu, la, lb in before_after(args.before):
+            print(f"| {name} | {wall:.2f} | {cpu:.2f} | {la:.1f} / {lb:.1f} |")
+        return
     if args.interleaved:
         rows = interleaved(args.model, args.interleaved)
         ref = [r for r in rows if r[0].startswith("virtualhome-eval")]
