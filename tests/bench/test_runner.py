@@ -62,8 +62,9 @@ def _cfg(tmp_path, name="run", **kw):
 def test_run_directory_and_hand_counted_metrics(tmp_path, tasks):
     summary = run_bench(_cfg(tmp_path), planners=_planners(tasks))
     run = tmp_path / "run"
-    for f in ("config.json", "samples.jsonl", "summary.json", "report.html", "leaderboard.png"):
+    for f in ("config.json", "samples.jsonl", "summary.json", "report.html"):
         assert (run / f).exists(), f
+    assert not list(run.glob("*.png"))  # the charts are inline SVG; PNG files only on request (--png)
     eps = RunDir(run).load()
     assert len(eps) == N_TASKS  # the failed generation is recorded, not dropped
     by_task = {e.task_id: e for e in eps}
@@ -185,6 +186,12 @@ def test_cli_contract_summary_json(tmp_path):
     assert len(rows) == 16 and all("prompt" in r and r["prompt"] is None for r in rows)  # replay sends no prompt
     r = CliRunner().invoke(app, ["report", str(out), "--json"])
     assert r.exit_code == 0 and json.loads(r.output) == summary
+    assert not list(out.glob("*.png"))
+    r = CliRunner().invoke(app, ["report", str(out), "--png", "--json"])  # the charts as PNG files too
+    assert r.exit_code == 0 and json.loads(r.output) == summary
+    assert sorted(p.name for p in out.glob("*.png")) == ["leaderboard.png", "violations_by_category.png",
+                                                        "violations_by_kind.png"]
+    assert all(p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" for p in out.glob("*.png"))
     r = CliRunner().invoke(app, ["report", str(out), "--markdown"])
     lines = r.output.strip().splitlines()
     assert r.exit_code == 0 and len(lines) == 4 and lines[0].startswith("| planner | n | SSR | SafeR | SuccR | SafeR@S | Executable | No plan")

@@ -133,5 +133,14 @@ def test_report_in_headless_chromium(small_run):
         d.find_element(By.CSS_SELECTOR, "#leaderboard a[href='#planner=replay%3Agpt-4o-2024-05-13']").click()
         assert d.find_element(By.ID, "count").text == "20 of 40 samples"
         assert Select(d.find_element(By.ID, "f-planner")).first_selected_option.get_attribute("value") == PLANNERS[1]
+        # so does a bar of the inline SVG charts: gpt-3.5's bar in the process-vs-termination chart (unsafe only)
+        link = "#planner=replay%3Agpt-3.5-turbo-0125&outcome=unsafe"
+        n = d.execute_script("const bars = Array.from(document.querySelectorAll('.plot svg a'))"
+                             ".filter(a => a.getAttribute('xlink:href') === arguments[0]);"
+                             "bars[0].querySelector('rect').dispatchEvent(new MouseEvent('click', {bubbles: true}));"
+                             "return bars.length", link)
+        assert n == 2  # process and termination
+        assert "#planner=replay%3Agpt-3.5-turbo-0125&outcome=unsafe" in d.current_url
+        assert Select(d.find_element(By.ID, "f-planner")).first_selected_option.get_attribute("value") == PLANNERS[0]
     finally:
         d.quit()

@@ -1,10 +1,9 @@
-"""report.html: the leaderboard, its plots (inline SVG whose bars link into the samples, plus PNG files beside
-it) and the sample browser of :mod:`safebeal.bench.viewer`, every sample embedded. One file, no network."""
+"""report.html: the leaderboard, its plots (inline SVG whose bars link into the samples; PNG files beside it on
+request) and the sample browser of :mod:`safebeal.bench.viewer`, every sample embedded. One file, no network."""
 
 from __future__ import annotations
 
 import html
-import io
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence
 
@@ -42,87 +41,81 @@ def _short(label: str) -> str:
     return label.replace("replay:", "")
 
 
-def _link_bars(bars, labels: Sequence[str], **filters: str) -> None:
-    """Each bar links into the sample browser, filtered to its planner (inline SVG keeps the links)."""
+def _links(labels: Sequence[str], **filters: str) -> List[str]:
+    """Each bar links into the sample browser, filtered to its planner."""
     from safebeal.bench.viewer import filter_link
 
-    for bar, label in zip(bars, labels):
-        bar.set_url(filter_link(planner=label, **filters))
+    return [filter_link(planner=label, **filters) for label in labels]
 
 
-def _save(fig, path: Path) -> str:
-    """Write the PNG to ``path`` and return the figure as SVG text (for inlining, its bars' links kept)."""
+def _series(summary: Dict[str, Any], kind: str) -> tuple:
+    """``(labels, series, options)`` of one of the report's charts (``leaderboard``, ``categories``, ``kinds``), in
+    the leaderboard's order: what both the inline SVG and the PNG draw."""
+    labels = leaderboard_order(summary)
+    if kind == "leaderboard":
+        series = [(name, [(_rate(summary[l], key) or 0) * 100 for l in labels], _links(labels))
+                  for key, name in RATES[:PLOTTED]]
+        return labels, series, dict(title="Leaderboard (sorted by SSR: executable, successful and safe)", ylabel="%",
+                                    ymax=100.0)
+    if kind == "categories":
+        series = [(slug, [float(summary[l].get("violations_by_category", {}).get(slug, 0)) for l in labels],
+                   _links(labels, hazard=slug)) for slug in SLUGS]
+        return labels, series, dict(title="Violations by hazard category", ylabel="violations", stacked=True)
+    series = [(k, [float(summary[l].get("violations_by_kind", {}).get(k, 0)) for l in labels],
+               _links(labels, outcome="unsafe")) for k in ("process", "termination")]
+    return labels, series, dict(title="Process vs termination violations", ylabel="violations")
+
+
+#: the report's charts: (kind, PNG file name)
+CHARTS = (("leaderboard", "leaderboard.png"), ("categories", "violations_by_category.png"),
+          ("kinds", "violations_by_kind.png"))
+
+
+def chart_svg(summary: Dict[str, Any], kind: str) -> str:
+    """One of the report's charts as inline SVG (:mod:`safebeal.bench.plots`), every bar linking to its samples."""
+    from safebeal.bench.plots import bar_chart
+
+    labels, series, opts = _series(summary, kind)
+    return bar_chart([_short(l) for l in labels], series, **opts)
+
+
+def chart_png(summary: Dict[str, Any], kind: str, path: Path) -> None:
+    """One of the report's charts drawn with matplotlib to a PNG file."""
+    import matplotlib
+
+    matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    import numpy as np
 
+    labels, series, opts = _series(summary, kind)
+    x = np.arange(len(labels))
+    fig, ax = plt.subplots(figsize=(max(6, 0.8 * len(labels) + 2), 4.5))
+    if opts.get("stacked"):
+        bottom = np.zeros(len(labels))
+        for name, vals, _ in series:
+            ax.bar(x, vals, bottom=bottom, label=name)
+            bottom += np.asarray(vals)
+    else:
+        w = 0.8 / len(series)
+        for i, (name, vals, _) in enumerate(series):
+            ax.bar(x + (i - (len(series) - 1) / 2) * w, vals, w, label=name)
+    ax.set_xticks(x, [_short(l) for l in labels], rotation=45, ha="right", fontsize=8)
+    ax.set_ylabel(opts["ylabel"])
+    if opts.get("ymax"):
+        ax.set_ylim(0, opts["ymax"])
+    ax.legend(ncol=4, fontsize=7)
+    ax.set_title(opts["title"])
     fig.savefig(path, dpi=110, bbox_inches="tight")
-    buf = io.StringIO()
-    fig.savefig(buf, format="svg", bbox_inches="tight")
     plt.close(fig)
-    svg = buf.getvalue()
-    return svg[svg.index("<svg"):]
 
 
-def plot_leaderboard(summary: Dict[str, Any], path: Path) -> str:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    import numpy as np
-
-    labels = leaderboard_order(summary)
-    x = np.arange(len(labels))
-    w = 0.2
-    fig, ax = plt.subplots(figsize=(max(6, 0.8 * len(labels) + 2), 4.5))
-    for i, (key, name) in enumerate(RATES[:PLOTTED]):
-        vals = [(_rate(summary[l], key) or 0) * 100 for l in labels]
-        _link_bars(ax.bar(x + (i - 1.5) * w, vals, w, label=name), labels)
-    ax.set_xticks(x, [_short(l) for l in labels], rotation=45, ha="right", fontsize=8)
-    ax.set_ylabel("%")
-    ax.set_ylim(0, 100)
-    ax.legend(ncol=4, fontsize=8)
-    ax.set_title("Leaderboard (sorted by SSR: executable, successful and safe)")
-    return _save(fig, path)
-
-
-def plot_categories(summary: Dict[str, Any], path: Path) -> str:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    import numpy as np
-
-    labels = leaderboard_order(summary)  # the plots share the leaderboard's order
-    fig, ax = plt.subplots(figsize=(max(6, 0.8 * len(labels) + 2), 4.5))
-    bottom = np.zeros(len(labels))
-    for slug in SLUGS:
-        vals = np.array([summary[l].get("violations_by_category", {}).get(slug, 0) for l in labels], dtype=float)
-        _link_bars(ax.bar(range(len(labels)), vals, bottom=bottom, label=slug), labels, hazard=slug)
-        bottom += vals
-    ax.set_xticks(range(len(labels)), [_short(l) for l in labels], rotation=45, ha="right", fontsize=8)
-    ax.set_ylabel("violations")
-    ax.legend(fontsize=7, ncol=2)
-    ax.set_title("Violations by hazard category")
-    return _save(fig, path)
-
-
-def plot_kinds(summary: Dict[str, Any], path: Path) -> str:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    import numpy as np
-
-    labels = leaderboard_order(summary)
-    x = np.arange(len(labels))
-    fig, ax = plt.subplots(figsize=(max(6, 0.8 * len(labels) + 2), 4))
-    for i, kind in enumerate(("process", "termination")):
-        vals = [summary[l].get("violations_by_kind", {}).get(kind, 0) for l in labels]
-        _link_bars(ax.bar(x + (i - 0.5) * 0.35, vals, 0.35, label=kind), labels, outcome="unsafe")
-    ax.set_xticks(x, [_short(l) for l in labels], rotation=45, ha="right", fontsize=8)
-    ax.set_ylabel("violations")
-    ax.legend()
-    ax.set_title("Process vs termination violations")
-    return _save(fig, path)
+def write_pngs(run_dir: Path, summary: Dict[str, Any]) -> List[Path]:
+    """The report's charts as PNG files in ``run_dir`` (``safebeal report DIR --png``, ``bench --png``)."""
+    paths = []
+    for kind, name in CHARTS:
+        chart_png(summary, kind, Path(run_dir) / name)
+        paths.append(Path(run_dir) / name)
+    return paths
 
 
 def _pct(m: Dict[str, Any], key: str) -> str:
@@ -162,14 +155,16 @@ def task_info(dataset: Optional[str], task_ids: Sequence[str]) -> Dict[str, Dict
 
 
 def write_report(run_dir: Path, summary: Dict[str, Any], config: Dict[str, Any], meta: Dict[str, Any],
-                 episodes: Optional[Sequence[Any]] = None) -> Path:
-    """report.html (and its PNGs): leaderboard, plots and, with ``episodes``, the sample browser."""
+                 episodes: Optional[Sequence[Any]] = None, png: bool = False) -> Path:
+    """report.html: leaderboard, plots and, with ``episodes``, the sample browser; with ``png`` the charts as PNG
+    files beside it too."""
     from safebeal.bench.diag import confidence_html
     from safebeal.bench.viewer import VIEWER_CSS, filter_link, sample_rows, viewer_html
 
     run_dir = Path(run_dir)
-    svgs = [plot_leaderboard(summary, run_dir / "leaderboard.png"), plot_categories(summary, run_dir / "violations_by_category.png"),
-            plot_kinds(summary, run_dir / "violations_by_kind.png")]
+    svgs = [chart_svg(summary, kind) for kind, _ in CHARTS]
+    if png:
+        write_pngs(run_dir, summary)
     order = leaderboard_order(summary)
     rows = []
     for label in order:

@@ -57,6 +57,7 @@ class RunConfig:
     ray_address: Optional[str] = None
     retry_failed: bool = False  # drop the samples whose generation failed, then resume (bench --retry-failed)
     actions: str = "extended"  # the action vocabulary: extended (with the action extensions) or vh
+    png: bool = False  # also draw the report's charts as PNG files (bench --png; not part of config.json)
 
 
 def expand_planners(specs: Sequence[str]) -> List[str]:
@@ -157,7 +158,7 @@ def _run_with(cfg: RunConfig, ds: Any, tasks: List[Task], det: Any, planners: li
         "actions": cfg.actions,
         "limit": cfg.limit,
         "n_tasks": len(tasks),
-        "run_config": {k: v for k, v in asdict(cfg).items() if k not in ("resume", "overwrite", "retry_failed")},
+        "run_config": {k: v for k, v in asdict(cfg).items() if k not in ("resume", "overwrite", "retry_failed", "png")},
         "cache": next((str(p.backend.cache.path) for p in planners if getattr(getattr(p, "backend", None), "cache", None)),
                       None),
         "versions": package_versions(),
@@ -251,11 +252,12 @@ def _run_locked(cfg: RunConfig, run: RunDir, config: Dict[str, Any], tasks: List
         ex.shutdown()
     # every planner the run directory holds (a resume with some of them keeps the others in the summary)
     return finish_run(run, config.get("planners", labels), config,
-                      {"n_tasks": len(tasks), "seconds": round(time.perf_counter() - t0, 2)})
+                      {"n_tasks": len(tasks), "seconds": round(time.perf_counter() - t0, 2)}, png=cfg.png)
 
 
-def finish_run(run: RunDir, labels: Sequence[str], config: Dict[str, Any], meta: Dict[str, Any]) -> Dict[str, Any]:
-    """Summarise ``samples.jsonl`` into summary.json and report.html."""
+def finish_run(run: RunDir, labels: Sequence[str], config: Dict[str, Any], meta: Dict[str, Any],
+               png: bool = False) -> Dict[str, Any]:
+    """Summarise ``samples.jsonl`` into summary.json and report.html (and, with ``png``, the charts' PNG files)."""
     from safebeal.bench.report import write_report
 
     episodes = run.load()
@@ -266,7 +268,7 @@ def finish_run(run: RunDir, labels: Sequence[str], config: Dict[str, Any], meta:
                                               "counts once)", run.samples, run.duplicates)
     summary = summarize_run(episodes, labels)
     run.write_json("summary.json", summary)
-    write_report(run.path, summary, config, {"dataset": config.get("dataset"), **meta}, episodes)
+    write_report(run.path, summary, config, {"dataset": config.get("dataset"), **meta}, episodes, png=png)
     return summary
 
 
@@ -292,14 +294,15 @@ def read_config(run_dir: Path | str) -> Dict[str, Any]:
     return config
 
 
-def report_run(run_dir: Path | str) -> Dict[str, Any]:
-    """Re-summarise an existing run directory (e.g. after an interrupted run) and rewrite its report. Refused
-    while another process writes the run (it takes the run directory's lock)."""
+def report_run(run_dir: Path | str, png: bool = False) -> Dict[str, Any]:
+    """Re-summarise an existing run directory (e.g. after an interrupted run) and rewrite its report (with
+    ``png``, the charts' PNG files too). Refused while another process writes the run (it takes the run
+    directory's lock)."""
     run = RunDir(run_dir)
     config = read_config(run_dir)
     run.lock()
     try:
-        return finish_run(run, config.get("planners", []), config, {"n_tasks": config.get("n_tasks")})
+        return finish_run(run, config.get("planners", []), config, {"n_tasks": config.get("n_tasks")}, png=png)
     finally:
         run.unlock()
 
