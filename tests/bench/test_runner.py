@@ -64,7 +64,11 @@ def test_run_directory_and_hand_counted_metrics(tmp_path, tasks):
     run = tmp_path / "run"
     for f in ("config.json", "samples.jsonl", "summary.json", "report.html"):
         assert (run / f).exists(), f
-    assert not list(run.glob("*.png"))  # the charts are inline SVG; PNG files only on request (--png)
+    # the charts are inline SVG in report.html, and PNG files beside it (the run directory's contract: 3 PNGs)
+    assert sorted(p.name for p in run.glob("*.png")) == ["leaderboard.png", "violations_by_category.png",
+                                                        "violations_by_kind.png"]
+    bare = run_bench(_cfg(tmp_path, "bare", png=False), planners=_planners(tasks))
+    assert bare and not list((tmp_path / "bare").glob("*.png"))
     eps = RunDir(run).load()
     assert len(eps) == N_TASKS  # the failed generation is recorded, not dropped
     by_task = {e.task_id: e for e in eps}
@@ -186,8 +190,12 @@ def test_cli_contract_summary_json(tmp_path):
     assert len(rows) == 16 and all("prompt" in r and r["prompt"] is None for r in rows)  # replay sends no prompt
     r = CliRunner().invoke(app, ["report", str(out), "--json"])
     assert r.exit_code == 0 and json.loads(r.output) == summary
-    assert not list(out.glob("*.png"))
-    r = CliRunner().invoke(app, ["report", str(out), "--png", "--json"])  # the charts as PNG files too
+    assert len(list(out.glob("*.png"))) == 3  # bench draws them by default
+    for p in out.glob("*.png"):
+        p.unlink()
+    r = CliRunner().invoke(app, ["report", str(out), "--no-png", "--json"])
+    assert r.exit_code == 0 and json.loads(r.output) == summary and not list(out.glob("*.png"))
+    r = CliRunner().invoke(app, ["report", str(out), "--json"])  # the charts as PNG files too
     assert r.exit_code == 0 and json.loads(r.output) == summary
     assert sorted(p.name for p in out.glob("*.png")) == ["leaderboard.png", "violations_by_category.png",
                                                         "violations_by_kind.png"]

@@ -151,8 +151,9 @@ def bench(
     ray_address: Optional[str] = typer.Option(None, "--ray-address",
                                               help="Ray cluster address for --executor ray (default: $RAY_ADDRESS, "
                                                    "else a local instance)."),
-    png: bool = typer.Option(False, "--png", help="Also draw the report's charts as PNG files in the run directory "
-                                                   "(matplotlib; report.html has them inline either way)."),
+    png: bool = typer.Option(True, "--png/--no-png", help="Also draw the report's charts as PNG files in the run "
+                                                          "directory (matplotlib, about a second; report.html has them "
+                                                          "inline either way)."),
 ) -> None:
     """Benchmark planners on a dataset: executable, SuccR, SafeR, SafeR@S, Rouge-L, violations. Writes a run
     directory (config.json, samples.jsonl, summary.json, report.html). With no arguments: the offline leaderboard of
@@ -219,10 +220,11 @@ def report(
     run_dir: str = typer.Argument(..., help="A run directory written by `safebeal bench`."),
     json_out: bool = typer.Option(False, "--json", help="Print summary.json instead of the table."),
     markdown: bool = typer.Option(False, "--markdown", help="Print the leaderboard as a Markdown table."),
-    png: bool = typer.Option(False, "--png", help="Also draw the report's charts as PNG files in the run directory."),
+    png: bool = typer.Option(True, "--png/--no-png", help="Also draw the report's charts as PNG files in the run "
+                                                          "directory."),
 ) -> None:
-    """Re-summarise a run directory from its samples.jsonl and rewrite summary.json and report.html (and, with
-    --png, the charts as PNG files)."""
+    """Re-summarise a run directory from its samples.jsonl and rewrite summary.json and report.html (and, unless
+    --no-png, the charts as PNG files)."""
     from safebeal.bench.report import markdown_leaderboard
     from safebeal.bench.runner import report_run
 

@@ -110,7 +110,7 @@ def chart_png(summary: Dict[str, Any], kind: str, path: Path) -> None:
 
 
 def write_pngs(run_dir: Path, summary: Dict[str, Any]) -> List[Path]:
-    """The report's charts as PNG files in ``run_dir`` (``safebeal report DIR --png``, ``bench --png``)."""
+    """The report's charts as PNG files in ``run_dir`` (by default; ``--no-png`` on ``bench`` and ``report`` skips them)."""
     paths = []
     for kind, name in CHARTS:
         chart_png(summary, kind, Path(run_dir) / name)
@@ -155,7 +155,7 @@ def task_info(dataset: Optional[str], task_ids: Sequence[str]) -> Dict[str, Dict
 
 
 def write_report(run_dir: Path, summary: Dict[str, Any], config: Dict[str, Any], meta: Dict[str, Any],
-                 episodes: Optional[Sequence[Any]] = None, png: bool = False) -> Path:
+                 episodes: Optional[Sequence[Any]] = None, png: bool = True) -> Path:
     """report.html: leaderboard, plots and, with ``episodes``, the sample browser; with ``png`` the charts as PNG
     files beside it too."""
     from safebeal.bench.diag import confidence_html

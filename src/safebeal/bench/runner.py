@@ -57,7 +57,7 @@ class RunConfig:
     ray_address: Optional[str] = None
     retry_failed: bool = False  # drop the samples whose generation failed, then resume (bench --retry-failed)
     actions: str = "extended"  # the action vocabulary: extended (with the action extensions) or vh
-    png: bool = False  # also draw the report's charts as PNG files (bench --png; not part of config.json)
+    png: bool = True  # also draw the report's charts as PNG files (bench --no-png: not; not part of config.json)
 
 
 def expand_planners(specs: Sequence[str]) -> List[str]:
@@ -256,8 +256,9 @@ def _run_locked(cfg: RunConfig, run: RunDir, config: Dict[str, Any], tasks: List
 
 
 def finish_run(run: RunDir, labels: Sequence[str], config: Dict[str, Any], meta: Dict[str, Any],
-               png: bool = False) -> Dict[str, Any]:
-    """Summarise ``samples.jsonl`` into summary.json and report.html (and, with ``png``, the charts' PNG files)."""
+               png: bool = True) -> Dict[str, Any]:
+    """Summarise ``samples.jsonl`` into summary.json and report.html (and, with ``png``, the charts' PNG files:
+    the run directory's three PNGs, which the run-directory contract names)."""
     from safebeal.bench.report import write_report
 
     episodes = run.load()
@@ -294,7 +295,7 @@ def read_config(run_dir: Path | str) -> Dict[str, Any]:
     return config
 
 
-def report_run(run_dir: Path | str, png: bool = False) -> Dict[str, Any]:
+def report_run(run_dir: Path | str, png: bool = True) -> Dict[str, Any]:
     """Re-summarise an existing run directory (e.g. after an interrupted run) and rewrite its report (with
     ``png``, the charts' PNG files too). Refused while another process writes the run (it takes the run
     directory's lock)."""
