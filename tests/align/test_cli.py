@@ -15,6 +15,8 @@ from typer.testing import CliRunner  # noqa: E402
 
 from safebeal.cli import app  # noqa: E402
 
+from align_helpers import ZERO3_CPU
+
 pytestmark = pytest.mark.train
 runner = CliRunner()
 
@@ -222,23 +224,6 @@ def test_example_lengths_of_each_dataset_form():
         example_lengths(Dataset.from_list([{"text": "x"}]))
 
 
-ZERO3_CPU = """compute_environment: LOCAL_MACHINE
-deepspeed_config:
-  zero_stage: 3
-  zero3_init_flag: true
-  zero3_save_16bit_model: true
-  offload_optimizer_device: none
-  offload_param_device: none
-distributed_type: DEEPSPEED
-mixed_precision: 'no'
-num_machines: 1
-num_processes: 2
-machine_rank: 0
-use_cpu: true
-rdzv_backend: static
-same_network: true
-main_training_function: main
-"""
 
 
 @pytest.mark.slow

@@ -12,6 +12,8 @@ import pytest
 
 from safebeal.align.config import ConfigError, build_config, stage_configs
 
+from align_helpers import ZERO3_CPU
+
 FIXTURES = Path(__file__).parents[1] / "datasets" / "fixtures" / "worldmodel"
 BASE = {"model": "org/name", "data": "pairs/", "out": "runs/r"}
 Q = "model.layers.0.self_attn.q_proj"
@@ -167,23 +169,6 @@ def test_no_sft_merge_goes_on_training_the_sft_adapter(tiny_model, toy_data, tmp
     assert torch.allclose(final, base + pref_delta, atol=1e-6)
 
 
-ZERO3_CPU = """compute_environment: LOCAL_MACHINE
-deepspeed_config:
-  zero_stage: 3
-  zero3_init_flag: true
-  zero3_save_16bit_model: true
-  offload_optimizer_device: none
-  offload_param_device: none
-distributed_type: DEEPSPEED
-mixed_precision: 'no'
-num_machines: 1
-num_processes: 2
-machine_rank: 0
-use_cpu: true
-rdzv_backend: static
-same_network: true
-main_training_function: main
-"""
 
 
 @pytest.mark.slow
