@@ -15,7 +15,7 @@ from typer.testing import CliRunner  # noqa: E402
 
 from safebeal.cli import app  # noqa: E402
 
-from align_helpers import ZERO3_CPU
+from align_helpers import launch_zero3
 
 pytestmark = pytest.mark.train
 runner = CliRunner()
@@ -231,27 +231,15 @@ def test_zero3_lora_run_merges_without_deadlock(tiny_model, toy_data, tmp_path):
     """accelerate + DeepSpeed ZeRO-3 on 2 CPU ranks, LoRA, merge on: the merged model is saved and equals the
     adapter merged into the base in a plain process. Loading the base inside the job (rank 0 under zero.Init)
     hung here before the merge moved to its own process."""
-    import os
-    import shutil
-    import subprocess
-
-    pytest.importorskip("deepspeed")
-    accelerate = shutil.which("accelerate")
-    if accelerate is None:
-        pytest.skip("accelerate launcher not installed")
+    out = tmp_path / "z3"
+    res = launch_zero3(tmp_path, ["--method", "safe-align", "--model", str(tiny_model), "--data", str(toy_data),
+                                  "--out", str(out), "--max-steps", "1", "--batch-size", "2", "--no-progress",
+                                  "--device", "cpu"], timeout=420)
     import torch
     from transformers import AutoModelForCausalLM
 
     from safebeal.align.merge import merge_adapter
 
-    cfg = tmp_path / "zero3_cpu.yaml"
-    cfg.write_text(ZERO3_CPU)
-    out = tmp_path / "z3"
-    cmd = [accelerate, "launch", "--config_file", str(cfg), "-m", "safebeal.train", "--method", "safe-align",
-           "--model", str(tiny_model), "--data", str(toy_data), "--out", str(out), "--max-steps", "1",
-           "--batch-size", "2", "--no-progress", "--device", "cpu"]
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "DS_ACCELERATOR": "cpu"}
-    res = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=420)
     assert res.returncode == 0, res.stderr[-3000:]
     merged = AutoModelForCausalLM.from_pretrained(out)
     merge_adapter(str(tiny_model), out / "adapter", tmp_path / "ref")

@@ -12,7 +12,7 @@ import pytest
 
 from safebeal.align.config import ConfigError, build_config, stage_configs
 
-from align_helpers import ZERO3_CPU
+from align_helpers import launch_zero3
 
 FIXTURES = Path(__file__).parents[1] / "datasets" / "fixtures" / "worldmodel"
 BASE = {"model": "org/name", "data": "pairs/", "out": "runs/r"}
@@ -176,28 +176,16 @@ def test_recipe_under_zero3_on_two_cpu_ranks(tiny_model, toy_data, tmp_path):
     """The GPU recipe's shape on 2 CPU ranks: accelerate + DeepSpeed ZeRO-3, LoRA, SFT merged between the stages
     (in its own process) and loaded by every rank for the preference stage. The final model is the SFT model plus
     the preference adapter, merged in a plain process."""
-    import os
-    import shutil
-    import subprocess
-
-    pytest.importorskip("deepspeed")
-    accelerate = shutil.which("accelerate")
-    if accelerate is None:
-        pytest.skip("accelerate launcher not installed")
+    out = tmp_path / "z3"
+    res = launch_zero3(tmp_path, ["--method", "sft+safe-align", "--model", str(tiny_model), "--data", str(toy_data),
+                                  "--out", str(out), "--sft-data", f"worldmodel:{FIXTURES}", "--sft-max-steps", "1",
+                                  "--max-steps", "1", "--batch-size", "2", "--no-progress", "--device", "cpu",
+                                  "--sft-lr", "1e-2", "--lr", "1e-2"], timeout=540)
     import torch
     from transformers import AutoModelForCausalLM
 
     from safebeal.align.merge import merge_adapter
 
-    cfg = tmp_path / "zero3_cpu.yaml"
-    cfg.write_text(ZERO3_CPU)
-    out = tmp_path / "z3"
-    cmd = [accelerate, "launch", "--config_file", str(cfg), "-m", "safebeal.train", "--method", "sft+safe-align",
-           "--model", str(tiny_model), "--data", str(toy_data), "--out", str(out), "--sft-data",
-           f"worldmodel:{FIXTURES}", "--sft-max-steps", "1", "--max-steps", "1", "--batch-size", "2", "--no-progress",
-           "--device", "cpu", "--sft-lr", "1e-2", "--lr", "1e-2"]
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "DS_ACCELERATOR": "cpu"}
-    res = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=540)
     assert res.returncode == 0, res.stderr[-3000:]
     rec = json.loads((out / "recipe.json").read_text())
     assert [s["result"]["steps"] for s in rec["stages"]] == [1, 1]
