@@ -30,14 +30,19 @@ FILES = ("summary.md", "table1.json", "table2.json", "checks.json", "results.jso
          "train_curves.json", "table1.png", "violations.png", "losses.png", "alpha_sweep.png")
 
 
+def run_study(*args: str) -> subprocess.CompletedProcess:
+    """``run.py ARGS`` in its own process; it must exit 0."""
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    proc = subprocess.run([sys.executable, str(RUN), *args], cwd=ROOT, env=env, capture_output=True, text=True,
+                          timeout=900)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    return proc
+
+
 @pytest.fixture(scope="module")
 def smoke(tmp_path_factory):
     out = tmp_path_factory.mktemp("smoke")
-    env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    proc = subprocess.run([sys.executable, str(RUN), "--smoke", "--out", str(out)], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=900)
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    return out, proc.stdout
+    return out, run_study("--smoke", "--out", str(out)).stdout
 
 
 def load(out: Path, name: str):
@@ -126,3 +131,25 @@ def test_pairs_and_benchmark_use_the_compact_prompt(smoke):
     cfg = json.loads((out / "work" / "units" / "dpo-s0" / "bench" / "activity-test" / "config.json").read_text())
     (pc,) = cfg["planner_configs"].values()
     assert pc["template"] == "compact" and pc["generation"]["max_tokens"] == 48 and pc["backend"]["device"] == "cpu"
+
+
+CONFIG_B = ROOT / "experiments" / "small_scale" / "configs" / "study_b_smoke.yaml"
+
+
+def test_study_b_smoke(tmp_path):
+    """Study v2 B at toy size (``configs/study_b_smoke.yaml``): base data with unsafe plans, SafeRisks pairs,
+    grammar-constrained evaluation, and the minimum detectable effect reported before the results."""
+    run_study("--config", str(CONFIG_B), "--out", str(tmp_path))
+    summary = (tmp_path / "summary.md").read_text()
+    assert summary.index("## Minimum detectable effect") < summary.index("## Table 1")
+    assert "grammar=actions" in summary and "'saferisks-unsafe'" in summary
+    mde = json.loads((tmp_path / "mde.json").read_text())
+    assert mde["saferisks-test"]["n_tasks"] == 6 and mde["saferisks-test"]["seeds"] == 2
+    data = json.loads((tmp_path / "work" / "data" / "data.json").read_text())
+    assert data["sft_by_source"]["activity"] == 0 and data["sft_by_source"]["saferisks-unsafe"] > 0
+    pairs = [json.loads(x) for x in (tmp_path / "work" / "data" / "pairs.jsonl").read_text().splitlines() if x]
+    assert pairs and all(p["source"].startswith("saferisks") for p in pairs)
+    samples = tmp_path / "work" / "units" / "dpo-s0" / "bench" / "saferisks-test" / "samples.jsonl"
+    for line in samples.read_text().splitlines():  # constrained decoding: every output parses
+        rec = json.loads(line)
+        assert rec["parse_error"] is None and rec["raw_output"].endswith("\n"), rec["raw_output"][-80:]
