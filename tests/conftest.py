@@ -87,7 +87,8 @@ class _Proxy:
 
 @pytest.fixture(scope="session")
 def openai_server(tmp_path_factory):
-    """``(model path, recording proxy)``: the server behind a proxy that keeps every request's JSON body. Skipped
+    """``(model path, recording proxy)``: the server behind a proxy that keeps every request's JSON body (``proxy.spec``:
+    the openai backend spec that reaches the model through it, no retries, 300 s timeout). Skipped
     when the serving extras (torch, transformers, tokenizers, fastapi, uvicorn, openai) are missing or the server
     does not come up."""
     for mod in ("torch", "transformers", "tokenizers", "openai", "fastapi", "uvicorn"):
@@ -114,6 +115,7 @@ def openai_server(tmp_path_factory):
                     pytest.skip(f"transformers serve did not come up: {(model / 'serve.log').read_text()[-500:]}")
                 time.sleep(1)
         proxy = _Proxy(base)
+        proxy.spec = f"openai:model={model},base_url={proxy.url},api_key_env=none,max_retries=0,timeout=300"
         yield str(model), proxy
         proxy.close()
     finally:

@@ -22,7 +22,7 @@ def test_llm_pairs_against_a_real_server(openai_server):
 
     model, proxy = openai_server
     proxy.bodies.clear()
-    backend = f"openai:model={model},base_url={proxy.url},api_key_env=none,max_retries=0,timeout=300"
+    backend = proxy.spec
     cfg = BuildConfig(sources=("llm",), llm_backend=backend, llm_per_plan=2, limit=1, seed=0)
     pairs, stats = build_pairs(cfg)
     # 3_1 ("Relax on sofa") is the first training program: 2 prompts, each answered by the server

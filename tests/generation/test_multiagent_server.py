@@ -20,7 +20,7 @@ def test_multiagent_generator_against_a_real_server(openai_server):
 
     model, proxy = openai_server
     proxy.bodies.clear()
-    backend = f"openai:model={model},base_url={proxy.url},api_key_env=none,max_retries=0,timeout=300"
+    backend = proxy.spec
     gen = MultiAgentGenerator(backend, rounds=2, per_agent=2, agents=["firefighter", "parent"], seed=1,
                               gen_kwargs={"temperature": 0.0, "max_tokens": 16})
     res = gen.run()

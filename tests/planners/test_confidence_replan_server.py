@@ -21,7 +21,7 @@ def test_confidence_and_replan_reach_a_real_server(openai_server, tmp_path):
 
     model, proxy = openai_server
     proxy.bodies.clear()
-    llm = f"openai:model={model},base_url={proxy.url},api_key_env=none,max_retries=0,timeout=300"
+    llm = proxy.spec
     planner = LLMPlanner(backend=llm, replan=2, confidence=True, max_new_tokens=8, temperature=0.0)
     out = tmp_path / "run"
     summary = run_bench(RunConfig(planners=[planner.spec], dataset="virtualhome", limit=1, out=str(out), workers=1,

@@ -29,7 +29,7 @@ def test_replan_feedback_reaches_a_real_server(openai_server, tmp_path):
     outputs = tmp_path / "outputs.jsonl"
     outputs.write_text(json.dumps({"task_id": "176_1", "output": GPT4O_176}) + "\n")
     task = next(t for t in DATASETS.create("virtualhome").tasks() if t.id == "176_1")
-    llm = f"openai:model={model},base_url={proxy.url},api_key_env=none,max_retries=0,timeout=300"
+    llm = proxy.spec
     shield = ShieldPlanner(planner=ReplayPlanner(path=str(outputs)), mode="replan", llm=llm, max_rounds=1, max_new_tokens=8)
     [out] = shield.plan([task])
     rounds = out.shield["rounds"]
