@@ -35,6 +35,16 @@ def _f(default: Any, help: str, choices: Optional[Tuple[str, ...]] = None) -> An
     return field(default=default, metadata=meta)
 
 
+def _check_schedule(prefix: str, lr: float, max_steps: int, epochs: float) -> None:
+    """One training stage's learning rate and length (``prefix``: "" for the run, "sft_" for the recipe's SFT stage)."""
+    if lr <= 0:
+        raise ConfigError(f"{prefix}lr must be > 0, got {lr}")
+    if max_steps == 0 or max_steps < -1:
+        raise ConfigError(f"{prefix}max_steps must be -1 (use {prefix}epochs) or >= 1, got {max_steps}")
+    if max_steps == -1 and epochs <= 0:
+        raise ConfigError(f"{prefix}epochs must be > 0 when {prefix}max_steps is -1")
+
+
 @dataclass
 class TrainConfig:
     """Fields shared by every method."""
@@ -92,12 +102,7 @@ class TrainConfig:
             raise ConfigError(f"lora_dropout must be in [0, 1), got {self.lora_dropout}")
         if not 0 <= self.warmup_ratio < 1:
             raise ConfigError(f"warmup_ratio must be in [0, 1), got {self.warmup_ratio}")
-        if self.lr <= 0:
-            raise ConfigError(f"lr must be > 0, got {self.lr}")
-        if self.max_steps == 0 or self.max_steps < -1:
-            raise ConfigError(f"max_steps must be -1 (use epochs) or >= 1, got {self.max_steps}")
-        if self.max_steps == -1 and self.epochs <= 0:
-            raise ConfigError("epochs must be > 0 when max_steps is -1")
+        _check_schedule("", self.lr, self.max_steps, self.epochs)
         for f in dataclasses.fields(self):
             choices = f.metadata.get("choices")
             if choices and getattr(self, f.name) not in choices:
@@ -208,12 +213,7 @@ class SFTStageFields:
             raise ConfigError(f"{self.method}: --sft-data is required")
         if self.sft_limit < 0:
             raise ConfigError(f"sft_limit must be >= 0, got {self.sft_limit}")
-        if self.sft_lr <= 0:
-            raise ConfigError(f"sft_lr must be > 0, got {self.sft_lr}")
-        if self.sft_max_steps == 0 or self.sft_max_steps < -1:
-            raise ConfigError(f"sft_max_steps must be -1 (use sft_epochs) or >= 1, got {self.sft_max_steps}")
-        if self.sft_max_steps == -1 and self.sft_epochs <= 0:
-            raise ConfigError("sft_epochs must be > 0 when sft_max_steps is -1")
+        _check_schedule("sft_", self.sft_lr, self.sft_max_steps, self.sft_epochs)
         if not self.sft_merge and not self.lora:
             raise ConfigError("--no-sft-merge keeps the SFT adapter: it needs --lora")
         if not self.sft_merge and self.method == "sft+dpo":
