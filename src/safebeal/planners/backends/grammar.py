@@ -18,13 +18,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Dict, FrozenSet, List, Mapping, Optional, Sequence, Tuple
 
 GRAMMARS = ("actions",)
 _OBJ = re.compile(r"<([A-Za-z0-9_\-]+)> \((\d+)\)")
 _ACT = re.compile(r"\[([A-Z_]+)\]")
 
-# automaton states: (segment, position in it, arity, args done, lines done > 0)
+# automaton states: (segment, position in it, allowed arities as a bit set, args done, lines done > 0)
 # segment "act": inside "[NAME] " ... reading the action name from the action trie node ``pos``;
 # segment "obj": reading "<name> (id)" from the object trie node ``pos``;
 # segment "sep": after an argument, the next char is " " (another argument) or "\n"
@@ -70,26 +70,11 @@ class ActionGrammar:
     @classmethod
     def from_prompt(cls, text: str) -> "ActionGrammar":
         from safebeal.scene.actions import ACTION_ARITY
+        from safebeal.scene.extensions import all_arities
 
-        try:
-            from safebeal.scene.extensions import load_extensions
-
-            ext = load_extensions()
-        except Exception:  # noqa: BLE001 - no extensions: the base actions only
-            ext = None
-
-        def arities(a: str) -> Tuple[int, ...]:
-            if ext is not None:
-                try:
-                    got = tuple(ext.arities(a))
-                    if got:
-                        return got
-                except Exception:  # noqa: BLE001 - not an extension action
-                    pass
-            return (ACTION_ARITY[a],) if a in ACTION_ARITY else ()
-
-        named = [a for a in dict.fromkeys(_ACT.findall(text)) if arities(a)]
-        acts = {a: arities(a) for a in (named or list(ACTION_ARITY))}
+        known = all_arities()  # base actions and the extensions (THROW takes 1 or 2 arguments)
+        named = [a for a in dict.fromkeys(_ACT.findall(text)) if a in known]
+        acts = {a: known[a] for a in (named or list(ACTION_ARITY))}
         objs = tuple(dict.fromkeys((n, int(i)) for n, i in _OBJ.findall(text)))
         if not objs:  # nothing to name: only actions without arguments can be written
             acts = {a: tuple(x for x in ar if x == 0) for a, ar in acts.items()}
@@ -123,9 +108,7 @@ class ActionGrammar:
             nxt = self._objs.children[pos].get(ch)
             if nxt is None:
                 return None
-            if self._objs.value[nxt] is not None and not self._objs.children[nxt]:
-                return ("sep", 0, arity, done + 1, lines)
-            if self._objs.value[nxt] is not None:  # a name that is a prefix of another: ")" ends both the same way
+            if self._objs.value[nxt] is not None:  # "<name> (id)" read: every object string ends with ")"
                 return ("sep", 0, arity, done + 1, lines)
             return ("obj", nxt, arity, done, lines)
         return None
