@@ -106,13 +106,24 @@ class StateView:
     # -- relations ----------------------------------------------------------------------------
     def targets(self, from_id: int, relation: str) -> Set[int]:
         """Ids ``t`` with an edge ``from_id -relation-> t``."""
-        name = relation.upper()
-        rel = _REL_BY_NAME.get(name)
+        rel = _REL_BY_NAME.get(relation)  # callers mostly pass the upper-case name
         if rel is None:
-            return {t for f, r, t in self.ext.relations if f == from_id and r == name}
-        out = set(self.scene.env_graph._edge_map.get((from_id, rel), ()))
-        out |= self._st._new_edges_from.get((from_id, rel), set())
-        out -= self._st._removed_edges_from.get((from_id, rel), set())
+            name = relation.upper()
+            rel = _REL_BY_NAME.get(name)
+            if rel is None:
+                return {t for f, r, t in self.ext.relations if f == from_id and r == name}
+        key = (from_id, rel)
+        got = self.scene.env_graph._edge_map.get(key)
+        out = set(got) if got else set()
+        st = self._st
+        if st._new_edges_from:
+            got = st._new_edges_from.get(key)
+            if got:
+                out |= got
+        if st._removed_edges_from:
+            got = st._removed_edges_from.get(key)
+            if got:
+                out -= got
         return out
 
     def sources(self, to_id: int, relation: str) -> Set[int]:
