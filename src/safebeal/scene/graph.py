@@ -100,6 +100,9 @@ class SceneGraph:
         return v
 
     def node(self, node_id: int) -> Optional[NodeView]:
+        v = self._views.get(node_id)  # the original graph's nodes never change: a view once built stays right
+        if v is not None:
+            return v
         n = self.env_graph.get_node(node_id)
         return None if n is None else self.node_view(n)
 
