@@ -243,6 +243,11 @@ _AFFECTED: Dict[Tuple[int, str], Tuple[Any, Optional[Affected]]] = {}
 _AFFECTED_IDS = itertools.count()
 
 
+def _static_only(spec: Any) -> bool:
+    """A predicate that reads only what a simulation never changes (class, properties, attributes)."""
+    return isinstance(spec, Mapping) and bool(spec) and all(k in STATIC_KEYS or k == "__line__" for k in spec)
+
+
 def _spec_key(spec: Any) -> str:
     def strip(v: Any) -> Any:
         if isinstance(v, Mapping):
@@ -278,7 +283,7 @@ def _compile_affected(spec: Any, kb: ObjectKB, memo_key: int) -> Optional[Affect
             inner = compile_affected(r.get(direction), kb)
             if inner is None:
                 return None
-            hops.append((direction, rels, inner))
+            hops.append((direction, rels, None if _static_only(r.get(direction)) else inner))
     children = []
     for sub in ([spec["not"]] if "not" in spec else []) + list(spec.get("any") or []):
         c = compile_affected(sub, kb)
@@ -294,7 +299,9 @@ def _compile_affected(spec: Any, kb: ObjectKB, memo_key: int) -> Optional[Affect
             return got
         out: Set[int] = set() if has_static else set(cs.base)  # with a static filter: base's part is added below
         for direction, rels, inner in hops:
-            reached = inner(cs)
+            # a hop to nodes picked by class, properties or attributes only (``inner`` None): their side never changes,
+            # so the value moves only with the edges, whose ends are in ``base`` ("to") or ``d_in`` ("from")
+            reached = inner(cs) if inner is not None else _NONE
             for r in rels:
                 if r in EXT_RELATIONS:  # every end of such an edge, whatever the hop's direction
                     out |= cs.ext_ends(r)
