@@ -137,26 +137,6 @@ def test_attribution_pruning_changes_no_verdict():
             assert fast.check(trajectory(pid, p)).to_dict() == full.check(trajectory(pid, p)).to_dict(), (pid, p)
 
 
-def test_rules_no_node_can_match_are_skipped_from_the_scenes_second_check():
-    """A termination rule whose static filter no node of the scene passes is skipped (only a node the plan
-    created could match it): worked out on the scene's second check, and only for those rules."""
-    from safebeal.safety import SafetyDetector
-
-    det = SafetyDetector()
-    traj = trajectory("378_1", PLAN_378)
-    first = det.check(traj)
-    cache = det._scene_cache(traj.initial)
-    assert cache._idle is None  # one check: no candidate lists built
-    assert det.check(traj).to_dict() == first.to_dict()
-    idle = cache._idle
-    rules = det._termination
-    assert idle == {k for k in range(len(rules)) if not cache.candidates(det, k, traj.initial)}
-    ids = {rules[k].id for k in idle}
-    assert "fire_heat.heat_source_left_on" not in ids  # the scene has a stove
-    assert 0 < len(idle) < len(rules)
-    assert [v.rule_id for v in det.check(traj).violations] == [v.rule_id for v in first.violations]
-
-
 def _run(pid: str, plan: str):
     """(monitor after the whole plan, verdict)."""
     traj = trajectory(pid, plan)

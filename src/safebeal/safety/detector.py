@@ -468,18 +468,11 @@ class Monitor:
         ctx_init = Context(self.initial, self.det.rules.kb, new_event_logs(), frozenset(), self._scene.attrs, 0, self._char,
                            self._scene.reverse(self.initial.scene))
         changed = final.changed_node_ids()
-        attributed = self.det.prune and not self.det.strict
-        # rules with no candidate in the scene (none of its nodes passes the static filter) are skipped: only a node
-        # the plan created could still match (known from the scene's second check on: see _SceneCache.idle_rules)
-        idle = self._scene.idle_rules(self.det, self.initial) if attributed else _NO_RULES
-        created = [i for i in changed if i not in self.initial] if idle else []
-        cs = self._change_set(changed, ctx_final) if attributed and len(idle) < len(self.det._termination) else None
+        cs = None if self.det.strict or not self.det.prune else self._change_set(changed, ctx_final)
         term: List[Violation] = []
         excused: List[Violation] = []
         for k, rule in enumerate(self.det._termination):
-            if k in idle:
-                ids_to_check = sorted(i for i in created if _static_ok(rule, ctx_final, i))
-            elif cs is not None and rule.affected is not None:
+            if cs is not None and rule.affected is not None:
                 # attribution keeps nothing outside what the plan may have affected (pruning.compile_affected)
                 aff = rule.affected(cs)
                 if getattr(rule.affected, "filtered_by", None) is not rule.static:
@@ -515,9 +508,6 @@ def _static_ok(rule: Rule, ctx: Context, nid: int) -> bool:
     return n is not None and rule.static.ok(ctx.kb.canonical(n.class_name), ctx.attrs(nid), n.properties)
 
 
-_NO_RULES: FrozenSet[int] = frozenset()
-
-
 class _SceneCache:
     """What the detector computes once per scene: node attributes and, per termination rule, the nodes that pass
     its static conditions (class, properties and attributes never change during a simulation). The candidate
@@ -532,8 +522,6 @@ class _SceneCache:
         self.char: Optional[int] = None  # the character's id
         self._candidates: Optional[List[Tuple[int, ...]]] = None
         self._reverse: Optional[ReverseIndex] = None
-        self._checks = 0  # finished checks before idle_rules was worked out
-        self._idle: Optional[FrozenSet[int]] = None
 
     def reverse(self, scene: SceneGraph) -> "ReverseIndex":
         """The initial graph's reverse ON/INSIDE index, ``(to_id, "ON" | "INSIDE") -> {from_id}`` (the part of
@@ -542,18 +530,6 @@ class _SceneCache:
         if rev is None:
             rev = self._reverse = ReverseIndex(scene)
         return rev
-
-    def idle_rules(self, det: "SafetyDetector", initial: StateView) -> FrozenSet[int]:
-        """Indexes of the termination rules that no node of the scene's initial graph can match (no node passes
-        their static filter). Worked out on the scene's second check: it needs the candidate lists, a pass over
-        every node that a scene checked once (the runner's one-model job) would not repay."""
-        idle = self._idle
-        if idle is None:
-            self._checks += 1
-            if self._checks < 2:
-                return _NO_RULES
-            idle = self._idle = frozenset(k for k in range(len(det._termination)) if not self.candidates(det, k, initial))
-        return idle
 
     def candidates(self, det: "SafetyDetector", k: int, initial: StateView) -> Tuple[int, ...]:
         """Ids (ascending) of the nodes that pass the static filter of termination rule ``k``."""
