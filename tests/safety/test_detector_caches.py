@@ -69,3 +69,26 @@ def test_process_rules_preselected_by_kind_change_no_verdict(monkeypatch):
     want = [[v.to_dict() for v in full.check(t).by_kind("process")] for t in trajs]
     assert got == want
     assert sum(map(len, got)) > 40  # the comparison covers steps that violate a process rule
+
+
+def test_hop_to_a_static_predicate_adds_nothing_beyond_base():
+    """``related: ON to {class: kitchen_counter}`` can change only with the node's own ON edges (a counter stays a
+    counter), so its footprint is ``base``: the appliances standing on the counter the cloth was taken from are
+    left out. A hop to a predicate that reads states (a CLEAN counter) still reaches them: the counter, used by
+    the GRAB, may have changed state."""
+    from safebeal.safety.pruning import compile_affected
+
+    det = SafetyDetector()
+    traj = trajectory("378_1", "WALK 2011; GRAB 2011")
+    mon = det.monitor(traj.initial)
+    for s in traj.steps:
+        mon.observe(s)
+    cs = mon._change_set(mon.state.changed_node_ids(), mon._ctx(mon.state, mon.steps_judged))
+    kb = det.rules.kb
+    assert cs.base == {65, 230, 2011}  # the character, the counter (the GRAB's holder) and the cloth
+    static_hop = compile_affected({"related": {"relation": "ON", "to": {"class": "kitchen_counter"}}}, kb)
+    assert static_hop(cs) == cs.base
+    state_hop = compile_affected({"related": {"relation": "ON", "to": {"class": "kitchen_counter", "state": "CLEAN"}}},
+                                 kb)
+    assert state_hop(cs) == cs.base | {290, 292, 232, 297}  # coffee maker, toaster, faucet, microwave
+    assert det.check(traj).to_dict() == SafetyDetector(prune=False).check(traj).to_dict()
