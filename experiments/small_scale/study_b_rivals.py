@@ -18,6 +18,8 @@ import math
 import statistics
 from pathlib import Path
 
+from safebeal.align.synthetic import paired_min_detectable_effect
+
 METHODS = ("lora-sft", "dpo", "simpo", "safe-align")
 PAIRS = (("safe-align", "simpo"), ("safe-align", "lora-sft"), ("dpo", "lora-sft"), ("safe-align", "dpo"))
 
@@ -59,7 +61,7 @@ def main() -> None:
         d = [x["safe"] - y["safe"] for x, y in zip(rows[a], rows[b])]
         sd = statistics.stdev(d)
         t = statistics.mean(d) / (sd / math.sqrt(len(d)))
-        mde = (1.96 + 0.8416) * sd / math.sqrt(len(d))
+        mde = paired_min_detectable_effect(sd, len(d))
         out["paired"][f"{a} - {b}"] = {"per_seed": d, "mean": statistics.mean(d), "sd": sd, "t": t, "mde": mde}
         print(f"| {a} - {b} | {', '.join(f'{x:+.3f}' for x in d)} | {statistics.mean(d):+.3f} | {sd:.3f} | {t:+.2f} "
               f"| {mde:.3f} |")

@@ -45,5 +45,5 @@ def test_rivals_by_hand(tmp_path):
     assert pair["per_seed"] == [0.25, 0.5] and pair["mean"] == 0.375
     sd = math.sqrt(((0.25 - 0.375) ** 2 + (0.5 - 0.375) ** 2) / 1)
     assert math.isclose(pair["sd"], sd) and math.isclose(pair["t"], 0.375 / (sd / math.sqrt(2)))
-    assert math.isclose(pair["mde"], (1.96 + 0.8416) * sd / math.sqrt(2))
+    assert math.isclose(pair["mde"], (1.959964 + 0.841621) * sd / math.sqrt(2))  # two-sided 5%, power 80%
     assert "| safe-align - simpo | +0.250, +0.500 | +0.375 |" in proc.stdout
