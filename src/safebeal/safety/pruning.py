@@ -280,10 +280,14 @@ def _compile_affected(spec: Any, kb: ObjectKB, memo_key: int) -> Optional[Affect
             rels = [x.upper() for x in _as_list(r["relation"], "relation")]
             if not set(rels) <= LOCAL_RELATIONS | EXT_RELATIONS:
                 return None
-            inner = compile_affected(r.get(direction), kb)
+            target = r.get(direction)
+            if _static_only(target):  # nodes picked by what never changes: see ``affected`` below
+                hops.append((direction, rels, None))
+                continue
+            inner = compile_affected(target, kb)
             if inner is None:
                 return None
-            hops.append((direction, rels, None if _static_only(r.get(direction)) else inner))
+            hops.append((direction, rels, inner))
     children = []
     for sub in ([spec["not"]] if "not" in spec else []) + list(spec.get("any") or []):
         c = compile_affected(sub, kb)
