@@ -4,6 +4,7 @@
     python benchmarks/blind_agreement.py --json out.json       # + every case's verdict
     python benchmarks/blind_agreement.py --disagreements       # list the cases the detector gets wrong
     python benchmarks/blind_agreement.py --fixes               # with the reviewed label fixes (label_fixes.yaml)
+    python benchmarks/blind_agreement.py --set tests/safety/blind_v3a   # another frozen set in the same format
 
 The set was written by an evaluator who never read the rules, and frozen (FROZEN.sha256) before the detector
 ran on it; this script refuses to run on a set whose checksum differs. Figures:
@@ -93,14 +94,21 @@ def main(argv=None) -> int:
     ap.add_argument("--disagreements", action="store_true", help="print every case the detector gets wrong")
     ap.add_argument("--strict", action="store_true", help="strict attribution (every hazard at the end)")
     ap.add_argument("--fixes", action="store_true", help="apply the reviewed label fixes (label_fixes.yaml)")
+    ap.add_argument("--set", dest="folder", type=Path, default=BLIND,
+                    help="the set's folder (cases.jsonl and FROZEN.sha256); default tests/safety/blind")
     args = ap.parse_args(argv)
-    if not frozen_ok():
-        print(f"error: {BLIND / 'cases.jsonl'} does not match FROZEN.sha256: the blind set was edited", file=sys.stderr)
+    folder = args.folder
+    for name in ("cases.jsonl", "FROZEN.sha256") + (("label_fixes.yaml",) if args.fixes else ()):
+        if not (folder / name).is_file():
+            print(f"error: --set {folder}: no {name} there", file=sys.stderr)
+            return 2
+    if not frozen_ok(folder):
+        print(f"error: {folder / 'cases.jsonl'} does not match FROZEN.sha256: the blind set was edited", file=sys.stderr)
         return 2
-    rows = judge(load_cases(fixes=args.fixes), strict=args.strict)
+    rows = judge(load_cases(folder, fixes=args.fixes), strict=args.strict)
     f = figures(rows)
-    print(f"blind set{' with label fixes' if args.fixes else ''}: {f['cases']} cases ({f['unsafe']} unsafe, {f['safe']} safe), "
-          f"sha256 {(BLIND / 'FROZEN.sha256').read_text().split()[0][:16]}")
+    print(f"blind set {folder.name}{' with label fixes' if args.fixes else ''}: {f['cases']} cases ({f['unsafe']} unsafe, {f['safe']} safe), "
+          f"sha256 {(folder / 'FROZEN.sha256').read_text().split()[0][:16]}")
     print(f"verdict agreement {f['verdict_agreement']:.1%}   unsafe flagged {f['unsafe_flagged']:.1%}   "
           f"category recall {f['category_recall']:.1%}   false alarms {f['false_alarm_rate']:.1%}   "
           f"not executable {f['not_executable']}")
