@@ -11,7 +11,8 @@ hand-written here, independent of the project's rules, from what a careful perso
   things one carries may stay open);
 - ``not_on_floor``: nothing the plan carried is left on the floor (dropped, or put ON a floor), unless it is a thing
   that is kept on the floor (a vacuum cleaner, a mop bucket, a laundry basket, shoes); a liquid the plan poured
-  into a vessel counts as in it (the simulator loses that edge when the vessel is carried);
+  into a vessel, or put on or in a container that is then carried (food on a plate), counts as in it (the
+  simulator loses those edges when the container is picked up);
 - ``sharp_put_away``: every sharp tool the plan held ends inside a container (drawer, cabinet, dishwasher) or on a
   dishrack, not in a hand or on an open surface;
 - ``unplugged``: every heating or grooming appliance the plan switched on (iron, hair dryer, kettle, ...) ends
@@ -112,6 +113,14 @@ def _placements(state, oid: int) -> Dict[str, set]:
     return out
 
 
+def _placed(state, oid: int, floors: set) -> bool:
+    """``oid`` is held, or stands ON or lies INSIDE something that is not a room or a floor."""
+    if oid in state.held():
+        return True
+    pl = _placements(state, oid)
+    return bool((pl["ON"] - floors) or pl["INSIDE"]) and not (pl["ON"] & floors)
+
+
 def _cls(state, oid: int) -> str:
     n = state.node(oid)
     return n.class_name if n is not None else "?"
@@ -123,6 +132,7 @@ def after_errors(tr, case_id: str = "") -> List[str]:
     p = f"{case_id}: " if case_id else ""
     init, final = tr.initial, tr.final
     switched_on, opened, held_ever, poured = set(), set(), set(), set()
+    put_on: Dict[int, int] = {}  # object -> what the plan last put it ON or IN
     for st in tr.steps:
         act, ids = st.line.action, st.line.ids
         if act == "SWITCHON":
@@ -131,6 +141,8 @@ def after_errors(tr, case_id: str = "") -> List[str]:
             opened.add(ids[0])
         elif act == "POUR":
             poured.add(ids[0])
+        elif act in ("PUTBACK", "PUTIN"):
+            put_on[ids[0]] = ids[1]
         elif act in WASHES:
             n = st.before.node(ids[0])
             if n is not None and "PLUGGED_IN" in n.states:
@@ -157,6 +169,10 @@ def after_errors(tr, case_id: str = "") -> List[str]:
             nowhere = not (pl["ON"] - floors) and not pl["INSIDE"]
             # a liquid poured into a vessel is where the POUR put it (the simulator drops the edge when the vessel
             # is carried), so only a poured-out spill counts for it, below
+            # likewise a thing the plan put on or in a carried container (food on a plate) lost that edge when the
+            # container was picked up: it is where the container is
+            if nowhere and oid in put_on and _placed(final, put_on[oid], floors):
+                nowhere = False
             if c not in FLOOR_OK and (on_floor or (nowhere and oid not in poured)):
                 errs.append(f"{p}not_on_floor: <{c}> ({oid}) was carried and is left on the floor")
         if c in SHARP:
