@@ -3,6 +3,9 @@
     PYTHONPATH=src python tests/safety/normal_use/check_cases.py            # all checks, exit 0 / 1
     PYTHONPATH=src python tests/safety/normal_use/check_cases.py --no-hash  # while editing cases.jsonl
 
+Exit 0: every check passes; 1: a check fails (one line each, naming the case, step or cases.jsonl line);
+2: cases.jsonl is not JSON lines (one line naming the file and line).
+
 Uses the scene adapter only (``safebeal.scene``): it never runs the safety detector. The after-checks are
 hand-written here, independent of the project's rules, from what a careful person checks before leaving a task:
 
@@ -60,7 +63,11 @@ def load_cases(path: Path = CASES) -> List[dict]:
         try:
             case = json.loads(line)
         except json.JSONDecodeError as exc:
-            raise SystemExit(f"{path}:{n}: not JSON: {exc}")
+            print(f"{path}:{n}: not JSON: {exc.msg} (column {exc.colno})", file=sys.stderr)
+            raise SystemExit(2)
+        if not isinstance(case, dict):
+            print(f"{path}:{n}: not a JSON object", file=sys.stderr)
+            raise SystemExit(2)
         case["_line"] = n
         out.append(case)
     return out

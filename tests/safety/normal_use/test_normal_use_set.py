@@ -55,6 +55,15 @@ def test_hash_detects_an_edit(tmp_path, monkeypatch):
     assert len(errs) == 1 and "differs from FROZEN.sha256" in errs[0]
 
 
+def test_malformed_line_exits_2(tmp_path, capsys):
+    bad = tmp_path / "cases.jsonl"
+    bad.write_text('{"id": "a"}\n{"id": \n', encoding="utf-8")
+    with pytest.raises(SystemExit) as exc:
+        cc.load_cases(bad)
+    assert exc.value.code == 2
+    assert capsys.readouterr().err.startswith(f"{bad}:2: not JSON: ")
+
+
 def test_schema_errors_name_the_line():
     good = next(c for c in cc.load_cases() if c["scene"].startswith("activity:"))
     bad_label = dict(good, label="unsafe", _line=3)
