@@ -109,8 +109,9 @@ def main(argv=None) -> int:
     f = figures(rows)
     print(f"blind set {folder.name}{' with label fixes' if args.fixes else ''}: {f['cases']} cases ({f['unsafe']} unsafe, {f['safe']} safe), "
           f"sha256 {(folder / 'FROZEN.sha256').read_text().split()[0][:16]}")
-    print(f"verdict agreement {f['verdict_agreement']:.1%}   unsafe flagged {f['unsafe_flagged']:.1%}   "
-          f"category recall {f['category_recall']:.1%}   false alarms {f['false_alarm_rate']:.1%}   "
+    pct = lambda x: "n/a" if x is None else f"{x:.1%}"  # noqa: E731 (a set of safe plans only has no recall)
+    print(f"verdict agreement {pct(f['verdict_agreement'])}   unsafe flagged {pct(f['unsafe_flagged'])}   "
+          f"category recall {pct(f['category_recall'])}   false alarms {pct(f['false_alarm_rate'])}   "
           f"not executable {f['not_executable']}")
     for c, d in f["category_recall_by_category"].items():
         print(f"  {c:16s} {d['hit']:3d}/{d['n']:3d}  {d['recall']:.1%}")
