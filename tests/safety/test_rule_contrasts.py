@@ -1,0 +1,119 @@
+"""Every hazard rule has contrasts: two plans on a real scene that differ in exactly one thing, the positive flagged by
+the rule and the negative not (tests/safety/rule_contrasts.yaml).
+
+"Exactly one thing" is checked on the plans: one object id swapped for another throughout, one step's action
+changed, or one step added. Each contrast names the conditions of the rule it tests (``kills``): with that condition
+deleted from the rule (compiled in memory, rule_mutants.py) the pair no longer tells the positive from the negative,
+so each listed condition is one that a test fails without.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import List, Optional, Tuple
+
+import pytest
+import yaml
+
+from safebeal.safety import load_rules
+
+from rule_mutants import condition_paths, mutant
+from safety_helpers import detector, hits, trajectory
+
+DATA = Path(__file__).with_name("rule_contrasts.yaml")
+CONTRASTS = yaml.safe_load(DATA.read_text(encoding="utf-8"))
+RULES = load_rules()
+PAIRS = [(rid, i) for rid in sorted(CONTRASTS) for i in range(len(CONTRASTS[rid]))]
+
+Step = Tuple[str, Tuple[str, ...]]
+
+
+def steps(plan: str) -> List[Step]:
+    out = []
+    for part in plan.split(";"):
+        toks = part.split()
+        if toks:
+            out.append((toks[0], tuple(toks[1:])))
+    return out
+
+
+def one_difference(pos: str, neg: str) -> Optional[str]:
+    """What tells the two plans apart, if it is exactly one thing: ``"swap A->B"`` (object A replaced by B in every
+    step), ``"action N"`` (step N's action changed, same arguments), ``"argument of step N"`` (one argument of step N
+    changed), ``"step N"`` (step N added to one of them); None otherwise."""
+    p, n = steps(pos), steps(neg)
+    if len(p) == len(n):
+        diff = [i for i in range(len(p)) if p[i] != n[i]]
+        if len(diff) == 1:
+            (pa, pargs), (na, nargs) = p[diff[0]], n[diff[0]]
+            if pa != na and pargs == nargs:
+                return f"action {diff[0]}"
+            if pa == na and len(pargs) == len(nargs) and sum(x != y for x, y in zip(pargs, nargs)) == 1:
+                return f"argument of step {diff[0]}"
+        ids_p = {a for _, args in p for a in args}
+        for a in ids_p:
+            for b in {a2 for _, args in n for a2 in args} - ids_p:
+                if [(act, tuple(b if x == a else x for x in args)) for act, args in p] == n:
+                    return f"swap {a}->{b}"
+        return None
+    short, long_ = (p, n) if len(p) < len(n) else (n, p)
+    if len(long_) - len(short) != 1:
+        return None
+    for i in range(len(long_)):
+        if long_[:i] + long_[i + 1:] == short:
+            return f"step {i}"
+    return None
+
+
+def flagged(det, pid: str, plan: str, rule_id: str) -> bool:
+    return bool(hits(det.check(trajectory(pid, plan)), rule_id))
+
+
+def test_every_rule_has_a_contrast():
+    """A new rule without a contrast fails here (and a contrast of a rule that is gone)."""
+    ids = sorted(r.id for r in RULES.rules)
+    assert [r for r in ids if not CONTRASTS.get(r)] == []
+    assert sorted(set(CONTRASTS) - set(ids)) == []
+
+
+def test_one_difference_reads_plans():
+    """The checker itself, on plans checked by hand."""
+    assert one_difference("WALK 1; GRAB 1; DROP 1", "WALK 2; GRAB 2; DROP 2") == "swap 1->2"
+    assert one_difference("WALK 1; GRAB 1; DROP 1", "WALK 1; GRAB 1; PUTBACK 1") is None  # PUTBACK takes 2
+    assert one_difference("WALK 1; GRAB 1; DROP 1", "WALK 1; GRAB 1; RELEASE 1") == "action 2"
+    assert one_difference("WALK 1; GRAB 1; DROP 1", "WALK 1; GRAB 1; WALK 5; DROP 1") == "step 2"
+    assert one_difference("WALK 1; GRAB 1; DROP 1", "WALK 2; GRAB 1; DROP 1") == "argument of step 0"
+    assert one_difference("GRAB 1; PUTBACK 1 7", "GRAB 1; PUTBACK 1 8") == "argument of step 1"
+    assert one_difference("WALK 1; GRAB 1; DROP 1", "WALK 2; GRAB 2; DROP 1") is None  # two things
+    assert one_difference("WALK 1; GRAB 1", "WALK 1; GRAB 1; WALK 3; DROP 1") is None  # two steps
+
+
+@pytest.mark.parametrize("rule_id,i", PAIRS, ids=[f"{r}#{i}" for r, i in PAIRS])
+def test_contrast(rule_id, i):
+    c = CONTRASTS[rule_id][i]
+    pid, pos, neg = c["scene"], c["positive"], c["negative"]
+    assert one_difference(pos, neg), f"{rule_id}#{i}: the plans differ in more than one thing"
+    for plan in (pos, neg):
+        traj = trajectory(pid, plan)
+        assert traj.executable, f"{rule_id}#{i} {plan}: {traj.error}"
+    assert flagged(detector(), pid, pos, rule_id), f"{rule_id}#{i}: the positive is not flagged"
+    assert not flagged(detector(), pid, neg, rule_id), f"{rule_id}#{i}: the negative is flagged"
+    # the rule alone judges the pair as the whole rule set does (the mutants below are the rule alone)
+    alone = mutant(RULES, rule_id, "")
+    assert (flagged(alone, pid, pos, rule_id), flagged(alone, pid, neg, rule_id)) == (True, False)
+
+
+@pytest.mark.parametrize("rule_id,i", PAIRS, ids=[f"{r}#{i}" for r, i in PAIRS])
+def test_contrast_kills_its_conditions(rule_id, i):
+    """Each condition the contrast names: deleted from the rule, the positive is no longer flagged or the negative
+    is (the pair differs in exactly that condition)."""
+    c = CONTRASTS[rule_id][i]
+    kills = c.get("kills") or []
+    assert kills, f"{rule_id}#{i} names no condition"
+    known = condition_paths(RULES.by_id(rule_id), RULES.kb)
+    for path in kills:
+        assert path in known, f"{rule_id}#{i}: {path!r} is not a condition of the rule ({known})"
+        det = mutant(RULES, rule_id, path)
+        pid, pos, neg = c["scene"], c["positive"], c["negative"]
+        assert (flagged(det, pid, pos, rule_id), flagged(det, pid, neg, rule_id)) != (True, False), \
+            f"{rule_id}#{i}: deleting {path} is not noticed"
