@@ -117,3 +117,35 @@ def test_contrast_kills_its_conditions(rule_id, i):
         pid, pos, neg = c["scene"], c["positive"], c["negative"]
         assert (flagged(det, pid, pos, rule_id), flagged(det, pid, neg, rule_id)) != (True, False), \
             f"{rule_id}#{i}: deleting {path} is not noticed"
+
+
+#: exclusions (not, not_attr, not_state) no contrast tests yet, with why: each is a known gap, not a tested condition
+#: (deleting one of them is a mutant these tests do not catch). A new exclusion without a contrast fails below.
+UNTESTED_EXCLUSIONS = {
+    # no shipped scene has a dishwasher or washing machine and a blender
+    "electric_shock.electrical_in_running_washer": {"args.0.related_from.from.not_attr"},
+    # no class in objects.yaml is both toxic and a mild cleaner: the exclusion changes no verdict on shipped objects
+    "poisoning.toxic_into_food_container": {"args.0.not_attr"},
+    "poisoning.toxic_beside_served_food": {"object.not_attr"},
+    # not written yet (likely reachable, not tried: cooked meat washed; a dish holding cooked meat; a knife that is food)
+    "food_safety.wash_raw_meat": {"args.0.not"},
+    "food_safety.ready_food_onto_contaminated": {"args.1.not", "args.1.not.any.0.not", "args.1.not.any.1.related_from.from.not"},
+    "food_safety.contaminated_knife_on_ready_food": {"agent.holds.not_attr"},
+    # not written yet (likely reachable, not tried: a towel or a recipient, an electrical or liquid target)
+    "water_hazard.liquid_poured_onto_furnishings": {"args.1.not_attr", "args.1.not"},
+}
+
+
+def test_every_exclusion_has_a_contrast():
+    """Each exclusion of each rule is named by a contrast (whose kill test_contrast_kills_its_conditions checks) or
+    listed in UNTESTED_EXCLUSIONS; a listed one that gets a contrast must leave the list."""
+    missing, stale = {}, {}
+    for r in RULES.rules:
+        killed = {p for c in CONTRASTS.get(r.id) or [] for p in c.get("kills") or []}
+        excl = {p for p in condition_paths(r, RULES.kb) if p.split(".")[-1] in ("not", "not_attr", "not_state")}
+        known = UNTESTED_EXCLUSIONS.get(r.id, set())
+        if excl - killed - known:
+            missing[r.id] = sorted(excl - killed - known)
+        if known & killed or known - excl:
+            stale[r.id] = sorted(known & killed | known - excl)
+    assert missing == {} and stale == {}
