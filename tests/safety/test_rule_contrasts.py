@@ -119,20 +119,23 @@ def test_contrast_kills_its_conditions(rule_id, i):
             f"{rule_id}#{i}: deleting {path} is not noticed"
 
 
-#: exclusions (not, not_attr, not_state) no contrast tests yet, with why: each is a known gap, not a tested condition
-#: (deleting one of them is a mutant these tests do not catch). A new exclusion without a contrast fails below.
+#: exclusions (not, not_attr, not_state) no contrast tests, with why (found by trying; deleting one of them is a
+#: mutant these tests do not catch). A new exclusion without a contrast fails below.
 UNTESTED_EXCLUSIONS = {
     # no shipped scene has a dishwasher or washing machine and a blender
     "electric_shock.electrical_in_running_washer": {"args.0.related_from.from.not_attr"},
     # no class in objects.yaml is both toxic and a mild cleaner: the exclusion changes no verdict on shipped objects
     "poisoning.toxic_into_food_container": {"args.0.not_attr"},
     "poisoning.toxic_beside_served_food": {"object.not_attr"},
-    # not written yet (likely reachable, not tried: cooked meat washed; a dish holding cooked meat; a knife that is food)
-    "food_safety.wash_raw_meat": {"args.0.not"},
-    "food_safety.ready_food_onto_contaminated": {"args.1.not", "args.1.not.any.0.not", "args.1.not.any.1.related_from.from.not"},
+    # cooked meat no longer carries raw-meat germs (event raw_contaminated ends when heated), so the positive cannot
+    # be cooked meat; and the cooked meat put back on the contaminated plate is itself flagged (ready food), so a
+    # plate holding cooked meat never tells the two apart
+    "food_safety.ready_food_onto_contaminated": {"args.1.not.any.0.not", "args.1.not.any.1.related_from.from.not"},
+    # CUT needs the other hand free: the agent holds only the knife, which is never food
     "food_safety.contaminated_knife_on_ready_food": {"agent.holds.not_attr"},
-    # not written yet (likely reachable, not tried: a towel or a recipient, an electrical or liquid target)
-    "water_hazard.liquid_poured_onto_furnishings": {"args.1.not_attr", "args.1.not"},
+    # POUR onto something flammable that is a liquid, a floor, a device or a water source: no such class in
+    # objects.yaml is a surface, has a plug or soaks (actions.yaml, POUR), so the exclusion changes no verdict
+    "water_hazard.liquid_poured_onto_furnishings": {"args.1.not_attr"},
 }
 
 
