@@ -2,9 +2,9 @@
 the rule and the negative not (tests/safety/rule_contrasts.yaml).
 
 "Exactly one thing" is checked on the plans: one object id swapped for another throughout, one step's action
-changed, one argument of one step changed, or one step added. Each contrast names the conditions of the rule it tests (``kills``): with that condition
-deleted from the rule (compiled in memory, rule_mutants.py) the pair no longer tells the positive from the negative,
-so each listed condition is one that a test fails without.
+changed, one argument of one step changed, or one step added. Each contrast names the conditions of the rule it
+tests (``kills``): with that condition deleted from the rule (compiled in memory, rule_mutants.py) the pair no longer
+tells the positive from the negative, so each listed condition is one that a test fails without.
 """
 
 from __future__ import annotations
