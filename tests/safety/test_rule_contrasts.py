@@ -181,7 +181,8 @@ def test_condition_coverage():
 if __name__ == "__main__":  # the conditions no contrast names, per rule
     n = 0
     for r in RULES.rules:
-        left = [p for p in paths_of(r.id) if p not in {k for c in CONTRASTS.get(r.id) or [] for k in c.get("kills") or []}]
+        named = {k for c in CONTRASTS.get(r.id) or [] for k in c.get("kills") or []}
+        left = [p for p in paths_of(r.id) if p not in named]
         n += len(left)
         if left:
             print(r.id, left)
