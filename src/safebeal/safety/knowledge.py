@@ -1,8 +1,11 @@
 """Object hazard knowledge: VirtualHome class name -> hazard attributes, from YAML.
 
 ``safety/data/objects.yaml`` holds the closed attribute vocabulary, every class's attributes (``[]`` means
-checked and neutral) and aliases (stove -> oven, fridge -> freezer). ``electrical`` is also derived from the
-simulator's HAS_PLUG property. Users extend it with their own files (later files override earlier ones).
+checked and neutral) and aliases (stove -> oven, fridge -> freezer). The attributes are of two kinds: the hazard
+attributes the rules read (heat_source, flammable, sharp, ...) and the physical object model (material, battery,
+electronics, sealed, microwave_safe, oven_safe, heats_in_use, cookware); both are plain names in one vocabulary.
+``electrical`` is also derived from the simulator's HAS_PLUG property. Users extend it with their own files
+(later files override earlier ones).
 """
 
 from __future__ import annotations
@@ -96,15 +99,19 @@ def load_objects(path: Path | str, vocabulary: Optional[Mapping[str, str]] = Non
     aliases: Dict[str, str] = {}
     for k, v in strip_lines(aliases_raw).items():
         if not isinstance(v, str) or not isinstance(k, str):
-            raise YamlError(src, _find_line(src, str(k)) or line_of(aliases_raw), f"alias {k!r}: must map a name to a class name, got {v!r}")
+            raise YamlError(src, _find_line(src, str(k), "aliases") or line_of(aliases_raw), f"alias {k!r}: must map a name to a class name, got {v!r}")
         aliases[k] = v
     return ObjectKB(attributes, classes, aliases, [src])
 
 
-def _find_line(path: str, key: str) -> Optional[int]:
+def _find_line(path: str, key: str, section: str = "classes") -> Optional[int]:
+    """Line of ``key:`` inside the top-level ``section:`` (a name can be both an attribute and a class: glass)."""
     try:
+        inside = False
         for i, line in enumerate(Path(path).read_text().splitlines(), start=1):
-            if line.strip().startswith(f"{key}:"):
+            if line and not line[0].isspace() and not line.startswith("#"):
+                inside = line.startswith(f"{section}:")
+            elif inside and line.strip().startswith(f"{key}:"):
                 return i
     except OSError:
         pass
