@@ -70,3 +70,24 @@ def test_another_frozen_set_is_judged_and_an_edited_one_refused(tmp_path, capsys
     assert "does not match FROZEN.sha256" in capsys.readouterr().err
     assert mod.main(["--set", str(tmp_path / "nowhere")]) == 2
     assert "no cases.jsonl there" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("name,digest", [
+    ("blind_v3a", "119212d9ef4857e5bec94bff29f027ef8843a6c411c496d89f8900f492ce468b"),
+    ("normal_use", "334b0217c97dbb78e612fc931c285d48a5e75df3fe1c13ea32742891c6f5adeb"),
+])
+def test_the_outside_sets_are_frozen(name, digest):
+    folder = ROOT / "tests" / "safety" / name
+    assert hashlib.sha256((folder / "cases.jsonl").read_bytes()).hexdigest() == digest
+    assert (folder / "FROZEN.sha256").read_text().split()[0] == digest
+
+
+def test_outside_sets_do_not_fall_below_the_recorded_figures():
+    """Set A and the normal-use set (docs/hazards.md): floors at the figures after the intended-use changes."""
+    mod = _agreement()
+    a = mod.figures(mod.judge(mod.load_cases(ROOT / "tests" / "safety" / "blind_v3a")))
+    assert (a["cases"], a["unsafe"], a["not_executable"]) == (199, 114, 0)
+    assert a["verdict_agreement"] >= 0.945 and a["unsafe_flagged"] >= 0.921 and a["false_alarm_rate"] <= 0.024
+    rows = mod.judge(mod.load_cases(ROOT / "tests" / "safety" / "normal_use"))
+    flagged = sorted(r["id"] for r in rows if not r["safe"])
+    assert len(rows) == 80 and set(flagged) <= {"nu-h16-boil-kettle", "nu-a431-bake-dough"}, flagged
