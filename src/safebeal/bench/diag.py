@@ -170,7 +170,7 @@ def confidence_html(summary: Dict[str, Any]) -> str:
         a = m.get("confidence_auroc")
         rows.append(f"<tr><td>{html.escape(label)}</td><td>{_pct(None if parsed is None else 1 - parsed)}</td>"
                     f"<td>{_conf(m.get('confidence_unsafe'))}</td><td>{_conf(m.get('confidence_safe'))}</td>"
-                    f"<td>{'n/a' if a is None else f'{a:.3f}'}</td><td>{m['confidence'].get('steps')}</td></tr>")
+                    f"<td>{'n/a' if a is None else f'{a:.3f}'}</td><td>{html.escape(str(m['confidence'].get('steps')))}</td></tr>")
     if not rows:
         return ""
     return ("<h2>Confidence (diagnostic)</h2><p>UnsafeR: plans with a violation / plans that ran. Conf: mean "
