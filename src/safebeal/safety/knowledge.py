@@ -14,7 +14,9 @@ from typing import Any, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequ
 
 from safebeal.errors import SafebealError
 from safebeal.resources import PACKAGE_DATA
-from safebeal.safety.yamlio import YamlError, line_of, load_yaml_with_lines, strip_lines
+from safebeal.capped import read_capped_text
+from safebeal.errors import SafebealError
+from safebeal.safety.yamlio import MAX_YAML_BYTES, YamlError, line_of, load_yaml_with_lines, strip_lines
 
 DEFAULT_OBJECTS = PACKAGE_DATA / "safety" / "data" / "objects.yaml"
 #: attributes derived from simulator properties, in addition to the YAML
@@ -103,10 +105,10 @@ def load_objects(path: Path | str, vocabulary: Optional[Mapping[str, str]] = Non
 
 def _find_line(path: str, key: str) -> Optional[int]:
     try:
-        for i, line in enumerate(Path(path).read_text().splitlines(), start=1):
+        for i, line in enumerate(read_capped_text(path, MAX_YAML_BYTES).splitlines(), start=1):
             if line.strip().startswith(f"{key}:"):
                 return i
-    except OSError:
+    except SafebealError:
         pass
     return None
 

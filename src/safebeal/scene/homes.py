@@ -26,6 +26,7 @@ from typing import Any, Dict, FrozenSet, List, Mapping, Optional, Sequence, Tupl
 
 import yaml
 
+from safebeal.capped import MAX_YAML_BYTES, CappedReadError, read_capped_text
 from safebeal.resources import PACKAGE_DATA, load_vh_json
 from safebeal.scene.graph import SceneLoadError
 
@@ -188,8 +189,8 @@ def load_home_spec(path: Path | str = HOMES_FILE) -> HomeSpec:
     """Read and validate homes.yaml against virtualhome-eval's data (raises :class:`HomeSpecError`)."""
     path = Path(path)
     try:
-        raw = yaml.safe_load(path.read_text())
-    except (OSError, yaml.YAMLError) as exc:
+        raw = yaml.safe_load(read_capped_text(path, MAX_YAML_BYTES))
+    except (CappedReadError, yaml.YAMLError) as exc:
         raise HomeSpecError(f"{path}: cannot read: {exc}") from None
     if not isinstance(raw, dict) or set(raw) != {"version", "home", "classes", "storage", "fridge_only", "rooms", "structure"}:
         _fail(path, "top level", "expected exactly version, home, classes, storage, fridge_only, rooms, structure")
