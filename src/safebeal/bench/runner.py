@@ -236,6 +236,10 @@ def _run_locked(cfg: RunConfig, run: RunDir, config: Dict[str, Any], tasks: List
                 if remote is not None and backend is not None:
                     backend.remote = None
                 planner.release()  # e.g. a vLLM engine's GPU memory, before the next planner builds its own
+        # what is still being evaluated is written as it finishes, in batches of RECORDED_WRITE_EVERY_S (a replay
+        # job submits every task at once: waiting for all of them here lost everything to a kill)
+        while ex.pending:
+            write(ex.drain(time.monotonic() + RECORDED_WRITE_EVERY_S))
         write(ex.drain())
     except KeyboardInterrupt:
         stop.set()  # no new request starts; finished evaluations are written, briefly waiting for running ones
