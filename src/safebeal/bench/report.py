@@ -72,6 +72,9 @@ def _series(summary: Dict[str, Any], kind: str) -> tuple:
     return labels, series, dict(title="Process vs termination violations", ylabel="violations")
 
 
+#: appended to a failed write of the report or a chart: samples.jsonl is complete, only the report is to redo
+_REBUILD = "; the previous file is kept; free space, then rebuild the report with: safebeal report {run_dir}"
+
 #: the report's charts: (kind, PNG file name)
 CHARTS = (("leaderboard", "leaderboard.png"), ("categories", "violations_by_category.png"),
           ("kinds", "violations_by_kind.png"))
@@ -111,8 +114,16 @@ def chart_png(summary: Dict[str, Any], kind: str, path: Path) -> None:
         ax.set_ylim(0, opts["ymax"])
     ax.legend(ncol=4, fontsize=7)
     ax.set_title(opts["title"])
-    fig.savefig(path, dpi=110, bbox_inches="tight")
-    plt.close(fig)
+    import io
+
+    from safebeal.bench.rundir import atomic_write
+
+    buf = io.BytesIO()
+    try:
+        fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
+    finally:
+        plt.close(fig)
+    atomic_write(path, buf.getvalue(), _REBUILD.format(run_dir=Path(path).parent))
 
 
 def write_pngs(run_dir: Path, summary: Dict[str, Any]) -> List[Path]:
@@ -165,6 +176,7 @@ def write_report(run_dir: Path, summary: Dict[str, Any], config: Dict[str, Any],
     """report.html: leaderboard, plots and, with ``episodes``, the sample browser; with ``png`` the charts as PNG
     files beside it too."""
     from safebeal.bench.diag import confidence_html
+    from safebeal.bench.rundir import atomic_write
     from safebeal.bench.viewer import VIEWER_CSS, filter_link, sample_rows, viewer_html
 
     run_dir = Path(run_dir)
@@ -198,7 +210,7 @@ A planner's name, and each bar of the plots, opens its samples below.</p>
 {browser}
 </body></html>"""
     out = run_dir / "report.html"
-    out.write_text(doc, encoding="utf-8")
+    atomic_write(out, doc, _REBUILD.format(run_dir=run_dir))  # the previous report stays whole if this fails
     return out
 
 

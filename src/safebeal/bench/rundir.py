@@ -66,11 +66,15 @@ def read_config_file(path: Path) -> Dict[str, Any]:
     return data
 
 
-def _atomic_write(path: Path, text: str) -> None:
+def atomic_write(path: Path | str, data: str | bytes, hint: str = "") -> None:
+    """Write ``data`` to a temporary file beside ``path``, fsync it, then rename it over ``path``: a reader sees the
+    previous file or the whole new one, never a part. A failed write (disk full, I/O error) removes the temporary
+    file, leaves the previous ``path`` as it was and is a :class:`RunDirError` naming the file (``hint`` appended)."""
+    path = Path(path)
     tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
     try:
-        with open(tmp, "w", encoding="utf-8") as f:
-            f.write(text)
+        with open(tmp, "wb") as f:
+            f.write(data.encode("utf-8") if isinstance(data, str) else data)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
@@ -79,7 +83,10 @@ def _atomic_write(path: Path, text: str) -> None:
             tmp.unlink()
         except OSError:
             pass
-        raise RunDirError(f"{path}: cannot write: {exc.strerror or exc}") from None
+        raise RunDirError(f"{path}: cannot write: {exc.strerror or exc}{hint}") from None
+
+
+_atomic_write = atomic_write
 
 
 class RunDir:
@@ -284,7 +291,7 @@ class RunDir:
             raise RunDirError(f"{self.samples}: cannot write: {exc.strerror or exc}; the records written before are kept, "
                               "free space and continue with --resume") from None
 
-    def write_json(self, name: str, data: Any) -> Path:
+    def write_json(self, name: str, data: Any, hint: str = "") -> Path:
         p = self.path / name
-        _atomic_write(p, json.dumps(data, indent=1, sort_keys=False) + "\n")
+        atomic_write(p, json.dumps(data, indent=1, sort_keys=False) + "\n", hint)
         return p

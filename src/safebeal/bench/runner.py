@@ -272,7 +272,8 @@ def finish_run(run: RunDir, labels: Sequence[str], config: Dict[str, Any], meta:
         logging.getLogger("safebeal").warning("%s: %d duplicate record(s) skipped (a (planner, task) seen earlier in the file "
                                               "counts once)", run.samples, run.duplicates)
     summary = summarize_run(episodes, labels)
-    run.write_json("summary.json", summary)
+    run.write_json("summary.json", summary, f"; the previous file is kept; free space, then rebuild it with: "
+                                            f"safebeal report {run.path}")
     write_report(run.path, summary, config, {"dataset": config.get("dataset"), **meta}, episodes, png=png)
     return summary
 
