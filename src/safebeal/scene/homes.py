@@ -430,12 +430,14 @@ def _place(b: _Builder, cls: str, room: int, holders: Sequence[Tuple[str, int]])
 def parse_seed(arg: str, spec: str = "") -> int:
     """``"7"`` -> 7; anything else is a :class:`SceneLoadError` naming the argument."""
     s = arg.strip()
+    shown = spec or "home:" + (arg if len(arg) <= 40 else f"{arg[:20]}...({len(arg):,} characters)")
     if not s.isdigit() or not s.isascii():
-        raise SceneLoadError(f"scene {spec or 'home:' + arg!r}: the home seed must be a non-negative integer (home:<seed>, e.g. home:7)")
-    seed = int(s)
-    if seed > MAX_SEED:
-        raise SceneLoadError(f"scene {spec or 'home:' + arg!r}: the home seed must be at most {MAX_SEED}")
-    return seed
+        raise SceneLoadError(f"scene {shown!r}: the home seed must be a non-negative integer (home:<seed>, e.g. home:7)")
+    # the length is checked before the conversion: int() of over 4,300 digits raises (and a huge one takes long)
+    s = s.lstrip("0") or "0"
+    if len(s) > len(str(MAX_SEED)) or int(s) > MAX_SEED:
+        raise SceneLoadError(f"scene {shown!r}: the home seed must be at most {MAX_SEED}")
+    return int(s)
 
 
 def class_set_jaccard(a, b) -> float:
