@@ -82,3 +82,22 @@ def test_an_error_while_the_progress_bar_runs_has_no_empty_line_before_it(tmp_pa
     assert r.returncode == 2
     assert r.stdout == ""
     assert r.stderr == f"error: {bad}:2: not valid JSON (Expecting value at column 1)\n"
+
+
+def test_scene_png_on_a_full_disk_keeps_the_previous_picture(tmp_path, monkeypatch):
+    """The picture is drawn in memory, then written atomically: a failed write (here fsync reports ENOSPC, as a
+    full disk can at fsync) is one line and leaves the previous PNG whole."""
+    import errno
+
+    png = tmp_path / "home.png"
+    png.write_bytes(b"the previous picture")
+
+    def full(fd):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "fsync", full)
+    r = runner.invoke(app, ["scene", "show", "home:7", "--png", str(png)])
+    assert r.exit_code == 2, (r.output, r.exception)
+    assert r.output.strip().splitlines() == [f"error: --png {png}: cannot write: No space left on device"]
+    assert png.read_bytes() == b"the previous picture"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["home.png"]

@@ -70,20 +70,9 @@ def atomic_write(path: Path | str, data: str | bytes, hint: str = "") -> None:
     """Write ``data`` to a temporary file beside ``path``, fsync it, then rename it over ``path``: a reader sees the
     previous file or the whole new one, never a part. A failed write (disk full, I/O error) removes the temporary
     file, leaves the previous ``path`` as it was and is a :class:`RunDirError` naming the file (``hint`` appended)."""
-    path = Path(path)
-    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    try:
-        with open(tmp, "wb") as f:
-            f.write(data.encode("utf-8") if isinstance(data, str) else data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except OSError as exc:
-        try:
-            tmp.unlink()
-        except OSError:
-            pass
-        raise RunDirError(f"{path}: cannot write: {exc.strerror or exc}{hint}") from None
+    from safebeal.atomic import atomic_write as write
+
+    write(path, data, hint, RunDirError)
 
 
 _atomic_write = atomic_write

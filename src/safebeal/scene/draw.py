@@ -137,8 +137,18 @@ def draw_scene(data: Mapping, out: Path | str, title: Optional[str] = None, all_
             ax.plot([xa + wa / 2, xb + wb / 2], [ya + ha / 2, yb + hb / 2], color="#b5651d", linestyle="--", linewidth=1)
     ax.text(0.2, fig_h - 0.2, (title or "scene") + f": {len(rooms)} rooms, {len(data['nodes'])} nodes, {len(data['edges'])} edges"
             "   (brown: doors; 'on'/'in': placed on or in the piece above)", fontsize=9, va="top")
+    import io
+
+    from safebeal.atomic import atomic_write
+
     out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out)
-    plt.close(fig)
-    return out
+    buf = io.BytesIO()
+    try:
+        fig.savefig(buf, format="png")
+    finally:
+        plt.close(fig)
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise DrawError(f"--png {out}: cannot write: {exc.strerror or exc}") from None
+    return atomic_write(out, buf.getvalue(), error=lambda m: DrawError("--png " + m))  # the previous picture stays whole
