@@ -65,11 +65,10 @@ def _plant_typed(value: Any, k: int) -> Any:
 @pytest.fixture(scope="module")
 def planted_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("escaping") / "run"
-    run_bench(RunConfig(planners=PLANNERS, dataset="virtualhome", out=str(out), limit=6, workers=1), )
+    run_bench(RunConfig(planners=PLANNERS, dataset="virtualhome", out=str(out), limit=6, workers=1))
     labels = {p: PAYLOADS[i] + p for i, p in enumerate(PLANNERS)}
     config = json.loads((out / "config.json").read_text())
     planted = _plant(config, 0)
-    planted = {k.replace("\"", ""): v for k, v in planted.items()}
     planted["planners"] = [labels[p] for p in PLANNERS]
     planted["dataset"] = PAYLOADS[1] + "virtualhome"  # a string still (a run's config names its dataset)
     (out / "config.json").write_text(json.dumps(planted))
