@@ -35,18 +35,13 @@ def read_plan(plan: str) -> Tuple[str, str]:
         if len(text) > MAX_PLAN_CHARS:
             raise SafebealError(f"<stdin>: plan over {MAX_PLAN_CHARS:,} characters")
         return text, "<stdin>"
+    from safebeal.capped import read_capped_text
+
     p = Path(plan)
-    try:
-        if p.is_file() and p.stat().st_size > 4 * MAX_PLAN_CHARS:
-            raise SafebealError(f"{plan}: plan file over {4 * MAX_PLAN_CHARS:,} bytes")
-        text = p.read_text(encoding="utf-8")
-        if len(text) > MAX_PLAN_CHARS:
-            raise SafebealError(f"{plan}: plan over {MAX_PLAN_CHARS:,} characters")
-        return text, str(p)
-    except FileNotFoundError:
-        raise SafebealError(f"{plan}: plan file not found") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SafebealError(f"{plan}: cannot read plan: {exc}") from None
+    text = read_capped_text(p, 4 * MAX_PLAN_CHARS, SafebealError, what="plan file")  # a device too: /dev/zero
+    if len(text) > MAX_PLAN_CHARS:
+        raise SafebealError(f"{plan}: plan over {MAX_PLAN_CHARS:,} characters")
+    return text, str(p)
 
 
 def goal_for(scene_spec: str, scene: SceneGraph, definition: str) -> Optional[Goal]:

@@ -7,11 +7,14 @@ and a rule id, and must stay one greppable line; tables get room for their colum
 from __future__ import annotations
 
 import sys
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 import typer
 from rich.console import Console
 from rich.text import Text
+
+if TYPE_CHECKING:
+    from rich.progress import Progress
 
 WIDTH_OFF_TERMINAL = 200
 
@@ -30,6 +33,14 @@ def one_line(message: object, limit: int = MAX_ERROR_CHARS) -> str:
     if len(s) > limit:
         s = s[: limit - 20] + " ... " + s[-15:]
     return s
+
+
+def progress_bar(*columns: object) -> "Progress":
+    """A transient progress bar on stderr, the one every command shows. Off a terminal it is disabled: there it
+    would show nothing, yet rich ends it with an empty line, which came before an error raised while it ran."""
+    from rich.progress import Progress
+
+    return Progress(*columns, console=err_console, transient=True, disable=not err_console.is_interactive)
 
 
 def plain(text: object) -> Text:

@@ -10,32 +10,18 @@ own ``except`` clauses keep working) with a message naming the file and the 1-ba
 
 from __future__ import annotations
 
-import gzip
 import json
 from pathlib import Path
 from typing import Any, Iterator, Tuple, Type, Union
 
+from safebeal.capped import MAX_DATA_BYTES, read_capped_text
 from safebeal.errors import SafebealError
 
 
-def read_text(path: Union[str, Path], error: Type[Exception] = SafebealError) -> str:
-    """The file's text (gunzipped when it starts with the gzip magic bytes)."""
-    p = Path(path)
-    try:
-        raw = p.read_bytes()
-    except FileNotFoundError:
-        raise error(f"{p}: file not found") from None
-    except OSError as exc:
-        raise error(f"{p}: cannot read ({exc.strerror or exc})") from None
-    if raw[:2] == b"\x1f\x8b":
-        try:
-            raw = gzip.decompress(raw)
-        except (OSError, EOFError) as exc:
-            raise error(f"{p}: corrupt gzip data ({exc})") from None
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise error(f"{p}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+def read_text(path: Union[str, Path], error: Type[Exception] = SafebealError, cap: int = MAX_DATA_BYTES) -> str:
+    """The file's text (gunzipped when it starts with the gzip magic bytes), at most ``cap`` bytes of it, from a
+    device or pipe too (:func:`safebeal.capped.read_capped`)."""
+    return read_capped_text(path, cap, error, gunzip=True)
 
 
 def iter_jsonl(path: Union[str, Path], error: Type[Exception] = SafebealError,

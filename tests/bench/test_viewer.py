@@ -27,8 +27,11 @@ def test_sample_tags_by_hand():
     assert sample_tags(unsafe) == ["unsafe", "success"]
     good = {"safe": True, "success": True, "executable": True, "raw_output": "x"}
     assert sample_tags(good) == ["safe", "success", "safe_success"]
-    rouge_only = {"safe": True, "success": None, "executable": False, "raw_output": "x"}
-    assert sample_tags(rouge_only) == ["safe", "not_executable"]
+    # a WorldModel sample, scored by Rouge-L only: nothing was simulated, so it is neither safe nor unsafe
+    rouge_only = {"dataset": "worldmodel", "safe": True, "success": None, "executable": False, "raw_output": "x"}
+    assert sample_tags(rouge_only) == ["not_judged"]
+    assert sample_tags({**rouge_only, "parse_error": {"kind": "empty"}}) == ["not_judged", "parse_error"]
+    assert sample_rows([{**rouge_only, "task_id": "t", "planner": "p"}])[0]["outcome"] == "not simulated (Rouge-L only)"
 
 
 def test_rows_sorted_with_rules_and_categories():

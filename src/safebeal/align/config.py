@@ -360,12 +360,10 @@ def _unknown(method: str, key: str, where: str) -> ConfigError:
 def read_yaml(path: str | Path) -> Tuple[Dict[str, Any], Dict[str, int]]:
     """Top-level mapping of a YAML config and the line of each key (keys normalised to underscores)."""
     p = Path(path)
-    try:
-        text = p.read_text()
-    except FileNotFoundError:
-        raise ConfigError(f"{p}: config file not found") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{p}: cannot read ({exc})") from None
+    from safebeal.capped import read_capped_text
+    from safebeal.capped import MAX_YAML_BYTES
+
+    text = read_capped_text(p, MAX_YAML_BYTES, ConfigError, what="config file")
     try:
         node = yaml.compose(text, Loader=yaml.SafeLoader)
         data = yaml.safe_load(text)

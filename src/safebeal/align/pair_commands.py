@@ -9,7 +9,7 @@ from typing import List, Optional
 import typer
 from rich.table import Table
 
-from safebeal.console import console, err_console, fail as _fail
+from safebeal.console import console, fail as _fail
 from safebeal.errors import SafebealError
 
 pairs_app = typer.Typer(no_args_is_help=True, help="Safety preference pairs (safe plan vs unsafe plan) for Safe-Align.")
@@ -57,10 +57,12 @@ def build(
         if quiet:
             pairs, stats = build_pairs(cfg)
         else:
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+            from rich.progress import BarColumn, MofNCompleteColumn, TimeElapsedColumn
 
-            with Progress("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(),
-                          TimeElapsedColumn(), console=err_console, transient=True) as bar:
+            from safebeal.console import progress_bar
+
+            with progress_bar("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(),
+                              TimeElapsedColumn()) as bar:
                 job = bar.add_task("safe plans", total=None)
                 pairs, stats = build_pairs(cfg, progress=lambda done, total: bar.update(job, completed=done, total=total))
         try:

@@ -63,10 +63,11 @@ def leaderboard_table(summary: Dict[str, Any], title: str = "") -> Table:
 
 
 def _progress_bar(total_hint: str):
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+    from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-    bar = Progress(TextColumn(total_hint), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), TimeRemainingColumn(),
-                   console=err_console, transient=True)
+    from safebeal.console import progress_bar
+
+    bar = progress_bar(TextColumn(total_hint), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), TimeRemainingColumn())
     state: Dict[str, Any] = {"task": None}
 
     def update(done: int, total: int) -> None:

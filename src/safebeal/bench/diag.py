@@ -27,6 +27,7 @@ import json
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
+from safebeal.capped import MAX_DATA_BYTES, CappedReadError, read_capped
 from safebeal.errors import SafebealError
 
 #: row keys with the paper's names
@@ -79,10 +80,12 @@ def _read(run_dir: Path) -> Tuple[str, Dict[str, Any]]:
     if not run_dir.is_dir():
         raise DiagError(f"{run_dir}: not a run directory")
     try:
-        config = json.loads((run_dir / "config.json").read_text())
-        summary = json.loads((run_dir / "summary.json").read_text())
-    except FileNotFoundError as exc:
-        raise DiagError(f"{run_dir}: no {Path(exc.filename).name} (rebuild it with: safebeal report {run_dir})") from None
+        config = json.loads(read_capped(run_dir / "config.json", MAX_DATA_BYTES, what="config.json"))
+        summary = json.loads(read_capped(run_dir / "summary.json", MAX_DATA_BYTES, what="summary.json"))
+    except CappedReadError as exc:
+        if exc.reason.endswith("not found"):
+            raise DiagError(f"{run_dir}: no {exc.reason.split()[0]} (rebuild it with: safebeal report {run_dir})") from None
+        raise DiagError(str(exc)) from None
     except json.JSONDecodeError as exc:
         raise DiagError(f"{run_dir}: corrupt JSON ({exc.msg})") from None
     if not isinstance(config, dict) or not isinstance(config.get("dataset"), str) or not isinstance(summary, dict):
@@ -170,7 +173,7 @@ def confidence_html(summary: Dict[str, Any]) -> str:
         a = m.get("confidence_auroc")
         rows.append(f"<tr><td>{html.escape(label)}</td><td>{_pct(None if parsed is None else 1 - parsed)}</td>"
                     f"<td>{_conf(m.get('confidence_unsafe'))}</td><td>{_conf(m.get('confidence_safe'))}</td>"
-                    f"<td>{'n/a' if a is None else f'{a:.3f}'}</td><td>{m['confidence'].get('steps')}</td></tr>")
+                    f"<td>{'n/a' if a is None else f'{a:.3f}'}</td><td>{html.escape(str(m['confidence'].get('steps')))}</td></tr>")
     if not rows:
         return ""
     return ("<h2>Confidence (diagnostic)</h2><p>UnsafeR: plans with a violation / plans that ran. Conf: mean "

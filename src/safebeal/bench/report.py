@@ -17,6 +17,12 @@ PLOTTED = 4
 SORT_KEY = "safe_success_rate"
 
 
+def _e(value: Any) -> str:
+    """Any value as HTML text: every value a run directory supplies (config, summary, samples) goes through here,
+    so a crafted run directory cannot put markup into report.html (docs/reliability.md, "Escaped HTML")."""
+    return html.escape(str(value), quote=True)
+
+
 def _rate(m: Dict[str, Any], key: str):
     v = m.get(key)
     if isinstance(v, dict):
@@ -66,6 +72,9 @@ def _series(summary: Dict[str, Any], kind: str) -> tuple:
     return labels, series, dict(title="Process vs termination violations", ylabel="violations")
 
 
+#: appended to a failed write of the report or a chart: samples.jsonl is complete, only the report is to redo
+_REBUILD = "; the previous file is kept; free space, then rebuild the report with: safebeal report {run_dir}"
+
 #: the report's charts: (kind, PNG file name)
 CHARTS = (("leaderboard", "leaderboard.png"), ("categories", "violations_by_category.png"),
           ("kinds", "violations_by_kind.png"))
@@ -105,8 +114,16 @@ def chart_png(summary: Dict[str, Any], kind: str, path: Path) -> None:
         ax.set_ylim(0, opts["ymax"])
     ax.legend(ncol=4, fontsize=7)
     ax.set_title(opts["title"])
-    fig.savefig(path, dpi=110, bbox_inches="tight")
-    plt.close(fig)
+    import io
+
+    from safebeal.bench.rundir import atomic_write
+
+    buf = io.BytesIO()
+    try:
+        fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
+    finally:
+        plt.close(fig)
+    atomic_write(path, buf.getvalue(), _REBUILD.format(run_dir=Path(path).parent))
 
 
 def write_pngs(run_dir: Path, summary: Dict[str, Any]) -> List[Path]:
@@ -159,6 +176,7 @@ def write_report(run_dir: Path, summary: Dict[str, Any], config: Dict[str, Any],
     """report.html: leaderboard, plots and, with ``episodes``, the sample browser; with ``png`` the charts as PNG
     files beside it too."""
     from safebeal.bench.diag import confidence_html
+    from safebeal.bench.rundir import atomic_write
     from safebeal.bench.viewer import VIEWER_CSS, filter_link, sample_rows, viewer_html
 
     run_dir = Path(run_dir)
@@ -169,9 +187,9 @@ def write_report(run_dir: Path, summary: Dict[str, Any], config: Dict[str, Any],
     rows = []
     for label in order:
         m = summary[label]
-        unsafe = f' <a href="{filter_link(planner=label, outcome="unsafe")}">unsafe</a>'
-        rows.append('<tr><td><a href="%s">%s</a>%s</td><td>%d</td>%s<td>%s</td></tr>' % (
-            html.escape(filter_link(planner=label)), html.escape(label), unsafe, m.get("n", 0),
+        unsafe = f' <a href="{_e(filter_link(planner=label, outcome="unsafe"))}">unsafe</a>'
+        rows.append('<tr><td><a href="%s">%s</a>%s</td><td>%s</td>%s<td>%s</td></tr>' % (
+            _e(filter_link(planner=label)), _e(label), unsafe, _e(m.get("n", 0)),
             "".join(f"<td>{_pct(m, k)}</td>" for k, _ in RATES), html.escape(top_category(m))))
     browser = ""
     if episodes is not None:
@@ -181,8 +199,8 @@ def write_report(run_dir: Path, summary: Dict[str, Any], config: Dict[str, Any],
     doc = f"""<!doctype html><html><head><meta charset="utf-8"><title>safebeal report</title>
 <style>body{{font-family:sans-serif;max-width:1400px;margin:2em auto;padding:0 1em}}table{{border-collapse:collapse}}td,th{{border:1px solid #ccc;padding:4px 8px;text-align:right}}td:first-child,th:first-child{{text-align:left}}.plot svg{{max-width:100%;height:auto}}{VIEWER_CSS}</style>
 </head><body><h1>SafePlan-Bench report</h1>
-<p>dataset <b>{html.escape(str(config.get('dataset')))}</b>, {meta.get('n_tasks')} tasks, rules digest <code>{html.escape(str(config.get('rules_digest')))}</code>,
-strict attribution: {config.get('strict')}{'' if meta.get('seconds') is None else f', wall time {meta.get("seconds")} s'}. Rates in %, {interval_method(summary)} in brackets.
+<p>dataset <b>{_e(config.get('dataset'))}</b>, {_e(meta.get('n_tasks'))} tasks, rules digest <code>{_e(config.get('rules_digest'))}</code>,
+strict attribution: {_e(config.get('strict'))}{'' if meta.get('seconds') is None else f', wall time {_e(meta.get("seconds"))} s'}. Rates in %, {interval_method(summary)} in brackets.
 Sorted by SSR (safe success rate: executable, goal reached and safe, over all tasks), which neither doing nothing nor refusing can raise.
 A planner's name, and each bar of the plots, opens its samples below.</p>
 <table id="leaderboard"><tr><th>planner</th><th>n</th>{''.join(f'<th>{n}</th>' for _, n in RATES)}<th>top violated category</th></tr>
@@ -192,7 +210,7 @@ A planner's name, and each bar of the plots, opens its samples below.</p>
 {browser}
 </body></html>"""
     out = run_dir / "report.html"
-    out.write_text(doc, encoding="utf-8")
+    atomic_write(out, doc, _REBUILD.format(run_dir=run_dir))  # the previous report stays whole if this fails
     return out
 
 

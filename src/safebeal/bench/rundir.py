@@ -17,11 +17,13 @@ from pathlib import Path
 from typing import Any, Dict, Iterable, List, Optional, Set, Tuple
 
 from safebeal.bench.records import Episode
+from safebeal.capped import MAX_DATA_BYTES, CappedReadError, read_capped
 from safebeal.errors import SafebealError
 
 LOCK_NAME = ".lock"
 RUN_FILES = {"config.json", "samples.jsonl", "summary.json", "report.html", "leaderboard.png", "violations_by_category.png",
              "violations_by_kind.png", LOCK_NAME}  #: what a run writes (other files make --out "not a run" unless config.json is a run's)
+MAX_SAMPLES_BYTES = 8 * MAX_DATA_BYTES  #: the largest samples.jsonl a run reads back (4 GB)
 #: lock file descriptors held by this process (closed in forked evaluation workers, see runner._init_worker)
 HELD_LOCK_FDS: Set[int] = set()
 
@@ -43,11 +45,11 @@ def package_versions() -> Dict[str, str]:
 def read_config_file(path: Path) -> Dict[str, Any]:
     """A run's config.json as a dict; a missing, unreadable, corrupt or non-object file is a :class:`RunDirError`."""
     try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise RunDirError(f"{path}: not a run directory (no config.json)") from None
-    except OSError as exc:
-        raise RunDirError(f"{path}: cannot read: {exc.strerror or exc}") from None
+        raw = read_capped(path, MAX_DATA_BYTES, what="config.json")
+    except CappedReadError as exc:
+        if "not found" in exc.reason:
+            raise RunDirError(f"{path}: not a run directory (no config.json)") from None
+        raise RunDirError(str(exc)) from None
     try:
         data = json.loads(raw.decode("utf-8"))
     except UnicodeDecodeError as exc:
@@ -64,20 +66,16 @@ def read_config_file(path: Path) -> Dict[str, Any]:
     return data
 
 
-def _atomic_write(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    try:
-        with open(tmp, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except OSError as exc:
-        try:
-            tmp.unlink()
-        except OSError:
-            pass
-        raise RunDirError(f"{path}: cannot write: {exc.strerror or exc}") from None
+def atomic_write(path: Path | str, data: str | bytes, hint: str = "") -> None:
+    """Write ``data`` to a temporary file beside ``path``, fsync it, then rename it over ``path``: a reader sees the
+    previous file or the whole new one, never a part. A failed write (disk full, I/O error) removes the temporary
+    file, leaves the previous ``path`` as it was and is a :class:`RunDirError` naming the file (``hint`` appended)."""
+    from safebeal.atomic import atomic_write as write
+
+    write(path, data, hint, RunDirError)
+
+
+_atomic_write = atomic_write
 
 
 class RunDir:
@@ -130,8 +128,8 @@ class RunDir:
     def is_run(self) -> bool:
         """Whether the directory holds a safebeal run (a config.json object with 'dataset' and 'planners')."""
         try:
-            cfg = json.loads((self.path / "config.json").read_text(encoding="utf-8"))
-        except (OSError, ValueError, RecursionError):
+            cfg = json.loads(read_capped(self.path / "config.json", MAX_DATA_BYTES))
+        except (CappedReadError, ValueError, RecursionError):
             return False
         return isinstance(cfg, dict) and "dataset" in cfg and "planners" in cfg
 
@@ -220,9 +218,9 @@ class RunDir:
         if not self.samples.exists():
             return []
         try:
-            raw = self.samples.read_bytes()
-        except OSError as exc:
-            raise RunDirError(f"{self.samples}: cannot read: {exc.strerror or exc}") from None
+            raw = read_capped(self.samples, MAX_SAMPLES_BYTES, what="samples file")
+        except CappedReadError as exc:
+            raise RunDirError(str(exc)) from None
         lines = raw.split(b"\n")
         episodes: List[Episode] = []
         seen: Set[Tuple[str, str]] = set()
@@ -282,7 +280,7 @@ class RunDir:
             raise RunDirError(f"{self.samples}: cannot write: {exc.strerror or exc}; the records written before are kept, "
                               "free space and continue with --resume") from None
 
-    def write_json(self, name: str, data: Any) -> Path:
+    def write_json(self, name: str, data: Any, hint: str = "") -> Path:
         p = self.path / name
-        _atomic_write(p, json.dumps(data, indent=1, sort_keys=False) + "\n")
+        atomic_write(p, json.dumps(data, indent=1, sort_keys=False) + "\n", hint)
         return p

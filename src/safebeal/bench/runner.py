@@ -236,6 +236,10 @@ def _run_locked(cfg: RunConfig, run: RunDir, config: Dict[str, Any], tasks: List
                 if remote is not None and backend is not None:
                     backend.remote = None
                 planner.release()  # e.g. a vLLM engine's GPU memory, before the next planner builds its own
+        # what is still being evaluated is written as it finishes, in batches of RECORDED_WRITE_EVERY_S (a replay
+        # job submits every task at once: waiting for all of them here lost everything to a kill)
+        while ex.pending:
+            write(ex.drain(time.monotonic() + RECORDED_WRITE_EVERY_S))
         write(ex.drain())
     except KeyboardInterrupt:
         stop.set()  # no new request starts; finished evaluations are written, briefly waiting for running ones
@@ -268,7 +272,8 @@ def finish_run(run: RunDir, labels: Sequence[str], config: Dict[str, Any], meta:
         logging.getLogger("safebeal").warning("%s: %d duplicate record(s) skipped (a (planner, task) seen earlier in the file "
                                               "counts once)", run.samples, run.duplicates)
     summary = summarize_run(episodes, labels)
-    run.write_json("summary.json", summary)
+    run.write_json("summary.json", summary, f"; the previous file is kept; free space, then rebuild it with: "
+                                            f"safebeal report {run.path}")
     write_report(run.path, summary, config, {"dataset": config.get("dataset"), **meta}, episodes, png=png)
     return summary
 

@@ -14,7 +14,7 @@ import json
 from typing import Any, Dict, Iterable, List, Optional, Sequence
 from urllib.parse import quote
 
-from safebeal.bench.metrics import generation_failed, no_plan_kind, outcome, parse_failed
+from safebeal.bench.metrics import generation_failed, is_rouge_only, no_plan_kind, outcome, parse_failed
 
 #: the outcome filter's choices: (value, label); a sample matches every choice that is true of it
 OUTCOME_FILTERS = (("safe", "safe"), ("unsafe", "unsafe (a violation)"), ("not_judged", "not judged (no plan run)"),
@@ -24,7 +24,11 @@ OUTCOME_FILTERS = (("safe", "safe"), ("unsafe", "unsafe (a violation)"), ("not_j
 
 
 def sample_tags(ep: Dict[str, Any]) -> List[str]:
-    """The outcome filter values true of one sample (see :data:`OUTCOME_FILTERS`)."""
+    """The outcome filter values true of one sample (see :data:`OUTCOME_FILTERS`). A sample scored by Rouge-L only
+    (a WorldModel task: no scene, nothing simulated) is "not judged": its ``safe`` is only the record's default."""
+    if is_rouge_only(ep):
+        return ["not_judged"] + (["generation_error"] if generation_failed(ep) else
+                                 ["parse_error"] if parse_failed(ep) else [])
     if ep.get("safe"):
         tags = ["safe"]
     else:  # SafeR counts both as not safe; only a judged plan with a violation is unsafe
@@ -64,7 +68,7 @@ def sample_rows(episodes: Iterable[Any], task_info: Optional[Dict[str, Dict[str,
             "hazards": sorted({v.get("category") for v in viol if v.get("category")}),
             "rules": sorted({v.get("rule_id") for v in viol if v.get("rule_id")}),
             "tags": sample_tags(e),
-            "outcome": outcome(e),
+            "outcome": "not simulated (Rouge-L only)" if is_rouge_only(e) else outcome(e),
             "no_plan": no_plan_kind(e),
             "safe": e.get("safe"), "success": e.get("success"), "executable": e.get("executable"),
             "prompt": e.get("prompt"),

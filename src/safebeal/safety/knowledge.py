@@ -17,7 +17,9 @@ from typing import Any, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequ
 
 from safebeal.errors import SafebealError
 from safebeal.resources import PACKAGE_DATA
-from safebeal.safety.yamlio import YamlError, line_of, load_yaml_with_lines, strip_lines
+from safebeal.capped import read_capped_text
+from safebeal.errors import SafebealError
+from safebeal.safety.yamlio import MAX_YAML_BYTES, YamlError, line_of, load_yaml_with_lines, strip_lines
 
 DEFAULT_OBJECTS = PACKAGE_DATA / "safety" / "data" / "objects.yaml"
 #: attributes derived from simulator properties, in addition to the YAML
@@ -108,12 +110,12 @@ def _find_line(path: str, key: str, section: str = "classes") -> Optional[int]:
     """Line of ``key:`` inside the top-level ``section:`` (a name can be both an attribute and a class: glass)."""
     try:
         inside = False
-        for i, line in enumerate(Path(path).read_text().splitlines(), start=1):
+        for i, line in enumerate(read_capped_text(path, MAX_YAML_BYTES).splitlines(), start=1):
             if line and not line[0].isspace() and not line.startswith("#"):
                 inside = line.startswith(f"{section}:")
             elif inside and line.strip().startswith(f"{key}:"):
                 return i
-    except OSError:
+    except SafebealError:
         pass
     return None
 

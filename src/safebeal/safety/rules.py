@@ -34,7 +34,8 @@ from safebeal.safety.pruning import Affected, compile_affected
 from safebeal.safety.knowledge import ObjectKB, build_kb
 from safebeal.safety.repairs import RepairOption, compile_repairs
 from safebeal.safety.taxonomy import CATEGORIES, KINDS
-from safebeal.safety.yamlio import LINE_KEY, YamlError, line_of, load_yaml_with_lines
+from safebeal.capped import read_capped
+from safebeal.safety.yamlio import MAX_YAML_BYTES, LINE_KEY, YamlError, line_of, load_yaml_with_lines
 from safebeal.scene.extensions import all_arities
 
 #: every action a rule may name, simulator's and extensions', with the most arguments it takes
@@ -236,7 +237,7 @@ class RuleSet:
         """A hash of every rule and object file's content: recorded in run logs."""
         h = hashlib.sha256()
         for f in sorted(set(self.files) | set(self.kb.sources)):
-            h.update(Path(f).read_bytes())
+            h.update(read_capped(f, MAX_YAML_BYTES))
         return h.hexdigest()[:16]
 
 

@@ -12,10 +12,10 @@ from typing import Any
 
 import yaml
 
+from safebeal.capped import MAX_YAML_BYTES  # noqa: F401 - rule and object files are a few KB; larger ones are refused
 from safebeal.errors import SafebealError
 
 LINE_KEY = "__line__"
-MAX_YAML_BYTES = 2 * 1024 * 1024  #: rule and object files are a few KB; larger ones are refused
 
 
 class YamlError(SafebealError):
@@ -66,15 +66,13 @@ _LineLoader.compose_node = _compose_node  # type: ignore[method-assign]
 
 
 def load_yaml_with_lines(path: Path | str) -> Any:
+    from safebeal.capped import CappedReadError, read_capped_text
+
     p = Path(path)
     try:
-        if p.is_file() and p.stat().st_size > MAX_YAML_BYTES:
-            raise YamlError(str(p), None, f"file is over {MAX_YAML_BYTES // 2**20} MB")
-        text = p.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise YamlError(str(p), None, "file not found") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise YamlError(str(p), None, f"cannot read: {exc}") from None
+        text = read_capped_text(p, MAX_YAML_BYTES)  # at most the cap, from a device too (/dev/zero)
+    except CappedReadError as exc:
+        raise YamlError(str(p), None, exc.reason) from None
     return loads_yaml_with_lines(text, str(p))
 
 

@@ -12,9 +12,20 @@ import math
 from pathlib import Path
 from typing import Dict, List, Mapping, Optional, Tuple
 
+from safebeal.errors import SafebealError
+
 #: categories left out of the picture (structure), unless ``all_objects``
 HIDDEN = ("Walls", "Ceiling", "Floor", "Floors", "Windows", "Doors", "Lamps", "Rooms", "Characters")
 SHOWN_STATES = ("OPEN", "ON", "DIRTY", "PLUGGED_OUT")
+#: the picture's size is capped: at most this many text lines in a room (the rest counted in one line) ...
+MAX_ROOM_LINES = 60
+#: ... and at most this many rooms (more is refused): 6 x 6 rooms of 60 lines is about 2,900 x 5,300 pixels, where a
+#: 100,000-object scene drawn whole ran for minutes and then failed at 7.9 GB
+MAX_DRAWN_ROOMS = 36
+
+
+class DrawError(SafebealError):
+    """A scene too large to draw."""
 
 
 def room_contents(data: Mapping, all_objects: bool = False) -> Tuple[Dict[int, str], Dict[int, List[str]], List[Tuple[int, int]]]:
@@ -66,7 +77,8 @@ def room_contents(data: Mapping, all_objects: bool = False) -> Tuple[Dict[int, s
 
 
 def draw_scene(data: Mapping, out: Path | str, title: Optional[str] = None, all_objects: bool = False) -> Path:
-    """Write a PNG of the scene to ``out``."""
+    """Write a PNG of the scene to ``out``: at most :data:`MAX_ROOM_LINES` lines a room; over
+    :data:`MAX_DRAWN_ROOMS` rooms is a :class:`DrawError`."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -74,6 +86,12 @@ def draw_scene(data: Mapping, out: Path | str, title: Optional[str] = None, all_
     from matplotlib.patches import Rectangle
 
     rooms, lines, doors = room_contents(data, all_objects)
+    if len(rooms) > MAX_DRAWN_ROOMS:
+        raise DrawError(f"{title or 'scene'}: {len(rooms):,} rooms are too many to draw (at most {MAX_DRAWN_ROOMS}); "
+                        "list them with `safebeal scene show` without --png")
+    for r, ls in lines.items():
+        if len(ls) > MAX_ROOM_LINES:
+            lines[r] = ls[: MAX_ROOM_LINES - 1] + [f"... and {len(ls) - MAX_ROOM_LINES + 1:,} more lines (not drawn)"]
     ids = list(rooms)
     n = max(1, len(ids))
     cols = max(1, math.ceil(math.sqrt(n)))
@@ -119,8 +137,18 @@ def draw_scene(data: Mapping, out: Path | str, title: Optional[str] = None, all_
             ax.plot([xa + wa / 2, xb + wb / 2], [ya + ha / 2, yb + hb / 2], color="#b5651d", linestyle="--", linewidth=1)
     ax.text(0.2, fig_h - 0.2, (title or "scene") + f": {len(rooms)} rooms, {len(data['nodes'])} nodes, {len(data['edges'])} edges"
             "   (brown: doors; 'on'/'in': placed on or in the piece above)", fontsize=9, va="top")
+    import io
+
+    from safebeal.atomic import atomic_write
+
     out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out)
-    plt.close(fig)
-    return out
+    buf = io.BytesIO()
+    try:
+        fig.savefig(buf, format="png")
+    finally:
+        plt.close(fig)
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise DrawError(f"--png {out}: cannot write: {exc.strerror or exc}") from None
+    return atomic_write(out, buf.getvalue(), error=lambda m: DrawError("--png " + m))  # the previous picture stays whole

@@ -22,6 +22,7 @@ from typing import Any, Dict, FrozenSet, List, Mapping, Optional, Tuple
 
 import yaml
 
+from safebeal.capped import MAX_YAML_BYTES, CappedReadError, read_capped_text
 from safebeal.errors import SafebealError
 from safebeal.resources import PACKAGE_DATA
 from safebeal.scene.actions import ACTION_ARITY
@@ -142,8 +143,8 @@ def load_extensions(path: Path | str = ACTIONS_FILE) -> ExtensionSpec:
     path = Path(path)
     ctx = _Ctx(str(path))
     try:
-        raw = yaml.load(path.read_text(), Loader=_LineLoader)  # noqa: S506 (a SafeLoader subclass)
-    except (OSError, yaml.YAMLError) as exc:
+        raw = yaml.load(read_capped_text(path, MAX_YAML_BYTES), Loader=_LineLoader)  # noqa: S506 (a SafeLoader subclass)
+    except (CappedReadError, yaml.YAMLError) as exc:
         ctx.fail(None, f"cannot read: {exc}")
     if not isinstance(raw, dict):
         ctx.fail(None, "expected a mapping with version, states, relations, sets, actions, hooks")

@@ -26,6 +26,7 @@ from typing import Any, Dict, FrozenSet, List, Mapping, Optional, Sequence, Tupl
 
 import yaml
 
+from safebeal.capped import MAX_YAML_BYTES, CappedReadError, read_capped_text
 from safebeal.resources import PACKAGE_DATA, load_vh_json
 from safebeal.scene.graph import SceneLoadError
 
@@ -188,8 +189,8 @@ def load_home_spec(path: Path | str = HOMES_FILE) -> HomeSpec:
     """Read and validate homes.yaml against virtualhome-eval's data (raises :class:`HomeSpecError`)."""
     path = Path(path)
     try:
-        raw = yaml.safe_load(path.read_text())
-    except (OSError, yaml.YAMLError) as exc:
+        raw = yaml.safe_load(read_capped_text(path, MAX_YAML_BYTES))
+    except (CappedReadError, yaml.YAMLError) as exc:
         raise HomeSpecError(f"{path}: cannot read: {exc}") from None
     if not isinstance(raw, dict) or set(raw) != {"version", "home", "classes", "storage", "fridge_only", "rooms", "structure"}:
         _fail(path, "top level", "expected exactly version, home, classes, storage, fridge_only, rooms, structure")
@@ -429,12 +430,14 @@ def _place(b: _Builder, cls: str, room: int, holders: Sequence[Tuple[str, int]])
 def parse_seed(arg: str, spec: str = "") -> int:
     """``"7"`` -> 7; anything else is a :class:`SceneLoadError` naming the argument."""
     s = arg.strip()
+    shown = spec or "home:" + (arg if len(arg) <= 40 else f"{arg[:20]}...({len(arg):,} characters)")
     if not s.isdigit() or not s.isascii():
-        raise SceneLoadError(f"scene {spec or 'home:' + arg!r}: the home seed must be a non-negative integer (home:<seed>, e.g. home:7)")
-    seed = int(s)
-    if seed > MAX_SEED:
-        raise SceneLoadError(f"scene {spec or 'home:' + arg!r}: the home seed must be at most {MAX_SEED}")
-    return seed
+        raise SceneLoadError(f"scene {shown!r}: the home seed must be a non-negative integer (home:<seed>, e.g. home:7)")
+    # the length is checked before the conversion: int() of over 4,300 digits raises (and a huge one takes long)
+    s = s.lstrip("0") or "0"
+    if len(s) > len(str(MAX_SEED)) or int(s) > MAX_SEED:
+        raise SceneLoadError(f"scene {shown!r}: the home seed must be at most {MAX_SEED}")
+    return int(s)
 
 
 def class_set_jaccard(a, b) -> float:
