@@ -392,7 +392,9 @@ def run_config_for_retry(out: Path | str, planners: Sequence[str] = (), gen: Opt
                     rules=list(old.get("rules") or []), objects=list(old.get("objects") or []),
                     episode_timeout=old.get("episode_timeout", DEFAULT_EPISODE_TIMEOUT),
                     gen=dict(gen or old.get("gen") or {}), retry_failed=True,
-                    actions=str(config.get("actions") or "extended"))
+                    actions=str(config.get("actions") or "extended"), sample=str(config.get("sample") or "first"),
+                    seed=config.get("seed"), categories=list(config.get("categories") or []),
+                    tasks=list(config.get("tasks") or []), epochs=int(config.get("epochs") or 1))
     if workers is not None:
         cfg.workers = workers
     return cfg
