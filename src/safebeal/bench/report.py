@@ -173,8 +173,11 @@ def write_report(run_dir: Path, summary: Dict[str, Any], config: Dict[str, Any],
         rows.append('<tr><td><a href="%s">%s</a>%s</td><td>%d</td>%s<td>%s</td></tr>' % (
             html.escape(filter_link(planner=label)), html.escape(label), unsafe, m.get("n", 0),
             "".join(f"<td>{_pct(m, k)}</td>" for k, _ in RATES), html.escape(top_category(m))))
-    browser = ""
+    browser = compared = ""
     if episodes is not None:
+        from safebeal.bench.compare import compare_html
+
+        compared = compare_html(episodes, order)
         eps = [e if isinstance(e, dict) else e.model_dump() for e in episodes]
         tasks = task_info(config.get("dataset"), sorted({e["task_id"] for e in eps}))
         browser = viewer_html(sample_rows(eps, tasks), order, tasks)
@@ -187,6 +190,7 @@ Sorted by SSR (safe success rate: executable, goal reached and safe, over all ta
 A planner's name, and each bar of the plots, opens its samples below.</p>
 <table id="leaderboard"><tr><th>planner</th><th>n</th>{''.join(f'<th>{n}</th>' for _, n in RATES)}<th>top violated category</th></tr>
 {''.join(rows)}</table>
+{compared}
 {''.join(f'<div class="plot">{svg}</div>' for svg in svgs)}
 {confidence_html(summary)}
 {browser}
