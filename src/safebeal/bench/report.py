@@ -81,6 +81,18 @@ def chart_svg(summary: Dict[str, Any], kind: str) -> str:
 
 def chart_png(summary: Dict[str, Any], kind: str, path: Path) -> None:
     """One of the report's charts drawn with matplotlib to a PNG file."""
+    fig = chart_figure(summary, kind)
+    import matplotlib.pyplot as plt
+
+    fig.savefig(path, dpi=110, bbox_inches="tight")
+    plt.close(fig)
+
+
+def chart_figure(summary: Dict[str, Any], kind: str) -> Any:
+    """The matplotlib figure of one of the report's charts: x labels cut to :data:`~safebeal.bench.plots.MAX_LABEL`
+    characters (the report's table and the inline SVG's tooltips have them whole), the legend outside the axes."""
+    from safebeal.bench.plots import short_labels
+
     import matplotlib
 
     matplotlib.use("Agg")
@@ -99,14 +111,14 @@ def chart_png(summary: Dict[str, Any], kind: str, path: Path) -> None:
         w = 0.8 / len(series)
         for i, (name, vals, _) in enumerate(series):
             ax.bar(x + (i - (len(series) - 1) / 2) * w, vals, w, label=name)
-    ax.set_xticks(x, [_short(l) for l in labels], rotation=45, ha="right", fontsize=8)
+    ax.set_xticks(x, short_labels([_short(l) for l in labels]), rotation=45, ha="right", rotation_mode="anchor",
+                  fontsize=8)
     ax.set_ylabel(opts["ylabel"])
     if opts.get("ymax"):
         ax.set_ylim(0, opts["ymax"])
-    ax.legend(ncol=4, fontsize=7)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0, fontsize=7)  # beside the bars
     ax.set_title(opts["title"])
-    fig.savefig(path, dpi=110, bbox_inches="tight")
-    plt.close(fig)
+    return fig
 
 
 def write_pngs(run_dir: Path, summary: Dict[str, Any]) -> List[Path]:
