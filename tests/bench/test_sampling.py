@@ -135,3 +135,17 @@ def test_cli_sampling_flags_recorded_and_unknown_ids_exit_2(tmp_path):
         "stratified", 4, ["fire_heat", "poisoning"], 1, 3)
     cats = {json.loads(l)["task_id"].split(".")[0] for l in (tmp_path / "b" / "samples.jsonl").read_text().splitlines()}
     assert cats == {"fire_heat", "poisoning"}
+
+
+def test_resume_with_other_sampling_is_refused_naming_both(tmp_path):
+    base = dict(planners=["search"], dataset="virtualhome", out=str(tmp_path / "run"), workers=1, limit=2,
+                sample="random", seed=7)
+    run_bench(RunConfig(**base))
+    with pytest.raises(SafebealError, match=r"cannot resume: sample was 'random', now 'first'"):
+        run_bench(RunConfig(**{**base, "sample": "first", "resume": True}))
+    with pytest.raises(SafebealError, match=r"cannot resume: seed was 7, now 8"):
+        run_bench(RunConfig(**{**base, "seed": 8, "resume": True}))
+    with pytest.raises(SafebealError, match=r"cannot resume: epochs was 1, now 2"):
+        run_bench(RunConfig(**{**base, "epochs": 2, "resume": True}))
+    run_bench(RunConfig(**{**base, "resume": True}))  # the same settings: resumes (nothing left to do)
+    assert len(RunDir(tmp_path / "run").load()) == 2
