@@ -27,14 +27,19 @@ def _summary():
 
 def test_short_labels_cut_and_told_apart():
     assert short_label("a" * MAX_LABEL) == "a" * MAX_LABEL
-    assert short_label("abcdefghijklmnopqrstuvwxyz0123") == "abcdefghijk\u2026stuvwxyz0123"  # 11 + 1 + 12
+    assert short_label("abcdefghijklmnopqrstuvwxyz0123", 24) == "abcdefghijk\u2026stuvwxyz0123"  # 11 + 1 + 12
+    assert short_labels(LONG, 24)[0] == "\u2026odel-name-00-instruct,\u2026"
+    assert short_labels(LONG, 24)[14] == "\u2026odel-name-14-instruct,\u2026"
     shown = short_labels(LONG)
-    assert shown[0] == "\u2026odel-name-00-instruct,\u2026" and shown[14] == "\u2026odel-name-14-instruct,\u2026"
     assert len(set(shown)) == 15 and all(len(s) <= MAX_LABEL for s in shown)
     assert short_labels(["gpt-4o", "search"]) == ["gpt-4o", "search"]  # short labels stay whole
     # labels that differ only in their middle and share no start or end are numbered
     same = ["a" * 20 + "X" + "b" * 20 + "1", "c" * 20 + "Y" + "b" * 20 + "2"]
     assert short_labels(same) == [short_label(same[0]), short_label(same[1])]  # already apart
+    # the 15 shipped model names stay whole
+    from safebeal.planners.planners import recorded_models
+
+    assert short_labels(recorded_models()) == recorded_models()
 
 
 @pytest.mark.parametrize("kind", [k for k, _ in CHARTS])
@@ -48,7 +53,7 @@ def test_svg_labels_bounded_full_text_in_tooltip_legend_above_plot(kind):
     # the y axis: from the plot's top to the x axis
     plot_top, axis_y = map(float, re.search(r'<line x1="[\d.]+" x2="[\d.]+" y1="([\d.]+)" y2="([\d.]+)" stroke="#000"/>',
                                             svg).groups())
-    # the rotated labels fit under the axis: 24 characters at 45 degrees take at most 24 * 6 * 0.72 px
+    # the rotated labels fit under the axis: MAX_LABEL characters at 45 degrees take at most MAX_LABEL * 6 * 0.72 px
     assert height - axis_y - 12 >= MAX_LABEL * 6 * 0.72 - 1
     legend_y = [float(y) for y in re.findall(r'<rect x="[\d.]+" y="([\d.]+)" width="10" height="10"', svg)]
     bar_tops = [float(y) for y in re.findall(r'<a xlink:href="[^"]*"><rect x="[\d.]+" y="([\d.]+)"', svg)]

@@ -18,7 +18,7 @@ COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e3
           "#17becf")
 CHAR_W = 6.0  #: average width of a character at the tick-label size (px), for the layout
 FONT = "font-family:sans-serif"
-MAX_LABEL = 24  #: an x label longer than this is cut (ending in an ellipsis); its full text is its tooltip
+MAX_LABEL = 30  #: a longer x label is cut (an ellipsis in its middle), its full text its tooltip; model names fit
 
 
 ELLIPSIS = "\u2026"
