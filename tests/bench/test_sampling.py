@@ -149,3 +149,15 @@ def test_resume_with_other_sampling_is_refused_naming_both(tmp_path):
         run_bench(RunConfig(**{**base, "epochs": 2, "resume": True}))
     run_bench(RunConfig(**{**base, "resume": True}))  # the same settings: resumes (nothing left to do)
     assert len(RunDir(tmp_path / "run").load()) == 2
+
+
+def test_rescore_keeps_the_runs_sample_and_every_epoch(tmp_path):
+    from safebeal.bench.runner import rescore
+
+    cfg = RunConfig(planners=["replay:gpt-4o"], dataset="virtualhome", out=str(tmp_path / "run"), workers=1, limit=3,
+                    sample="random", seed=2, epochs=2)
+    first = run_bench(cfg)
+    again = rescore(tmp_path / "run", tmp_path / "again", workers=1)
+    eps = RunDir(tmp_path / "again").load()
+    assert sorted((e.task_id, e.epoch) for e in eps) == sorted((e.task_id, e.epoch) for e in RunDir(tmp_path / "run").load())
+    assert len(eps) == 6 and again == first

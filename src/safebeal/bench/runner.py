@@ -254,6 +254,8 @@ def _run_locked(cfg: RunConfig, run: RunDir, config: Dict[str, Any], tasks: List
             if getattr(planner, "streams", False):
                 continue
             for epoch in epochs:
+                if hasattr(planner, "use_epoch"):  # a recorded run's outputs (rescore): that repeat's
+                    planner.use_epoch(epoch)
                 for out in planner.plan([t for t in tasks if sample_key(label, t.id, epoch) not in done]):
                     by_task.setdefault((out.task_id, epoch), []).append((label, out.text, out.error,
                                                                          _with_epoch(_record(out), epoch)))
@@ -362,7 +364,9 @@ def rescore(run_dir: Path | str, out: Path | str, rules: Sequence[str] = (), obj
     cfg = RunConfig(planners=[p.spec for p in planners], dataset=config["dataset"], out=str(out), workers=workers,
                     overwrite=overwrite, strict=strict, rules=list(rules), objects=list(objects),
                     limit=config.get("limit", 0) or 0,
-                    actions=str(config.get("actions") or "extended"))
+                    actions=str(config.get("actions") or "extended"), sample=str(config.get("sample") or "first"),
+                    seed=config.get("seed"), categories=list(config.get("categories") or []),
+                    tasks=list(config.get("tasks") or []), epochs=int(config.get("epochs") or 1))
     return run_bench(cfg, progress=progress, planners=planners)
 
 
