@@ -76,6 +76,9 @@ def test_compare_clustered_paired_bootstrap_by_hand():
     assert r["clustered"] and r["method"] == "paired cluster bootstrap"
     assert (m["diff"], m["low"], m["high"], m["p"], m["clusters"]) == (0.75, 0.5, 1.0, 0.0, 2)
     assert m["mcnemar_p"] == pytest.approx(2 / 8)  # 3 discordant, all for A: 2 * 1/8
+    from safebeal.bench.compare import format_text
+
+    assert "A-B +75.0 points, 95% CI [+50.0, +100.0], p=<0.0005" in "\n".join(format_text(r))
 
 
 def test_report_shows_top_two_compared(tmp_path):

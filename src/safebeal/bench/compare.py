@@ -144,6 +144,15 @@ def compare_run(run_dir: str, a: str, b: str) -> Dict[str, Any]:
     return result
 
 
+def _p(m: Dict[str, Any]) -> str:
+    """A p-value as text; a bootstrap's 0 (no draw on the other side) is below one in :data:`DRAWS`."""
+    if m["p"] is None:
+        return "n/a"
+    if m["p"] == 0 and "clusters" in m:
+        return f"<{1 / DRAWS:g}"
+    return f"{m['p']:.4g}"
+
+
 def _pct(v: Optional[float]) -> str:
     return "n/a" if v is None else f"{100 * v:+.1f}"
 
@@ -154,7 +163,7 @@ def format_text(result: Dict[str, Any]) -> List[str]:
     for m in result["metrics"].values():
         rate = lambda v: "n/a" if v is None else f"{100 * v:.1f}"  # noqa: E731
         iv = "n/a" if m["low"] is None else f"[{_pct(m['low'])}, {_pct(m['high'])}]"
-        p = "n/a" if m["p"] is None else f"{m['p']:.4g}"
+        p = _p(m)
         lines.append(f"{m['name']}: A {rate(m['rate_a'])}% vs B {rate(m['rate_b'])}% (n={m['n']}), A-B {_pct(m['diff'])} "
                      f"points, 95% CI {iv}, p={p} (only A: {m['only_a']}, only B: {m['only_b']})")
     return lines
@@ -208,7 +217,7 @@ def compare_html(episodes: Sequence[Any], order: Sequence[str]) -> str:
     rows = []
     for m in result["metrics"].values():
         iv = "n/a" if m["low"] is None else f"{_pct(m['low'])} to {_pct(m['high'])}"
-        p = "n/a" if m["p"] is None else f"{m['p']:.4g}"
+        p = html.escape(_p(m))
         rows.append(f"<tr><td>{html.escape(m['name'])}</td><td>{m['n']}</td><td>{_pct(m['diff'])}</td>"
                     f"<td>{iv}</td><td>{p}</td><td>{m['only_a']}</td><td>{m['only_b']}</td></tr>")
     return (f'<h2>Top two compared</h2><p id="compare">A = <b>{html.escape(result["a"])}</b>, B = '
