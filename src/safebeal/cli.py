@@ -222,6 +222,7 @@ def _print_check(rec: dict) -> None:
 COMMAND_MODULES = (
     "safebeal.safety.commands",  # safebeal rules list|validate
     "safebeal.bench.commands",  # safebeal bench, report, rescore
+    "safebeal.bench.compare",  # safebeal compare
     "safebeal.generation.commands",  # safebeal saferisks build, dataset list|stats|validate
     "safebeal.align.commands",  # safebeal train
     "safebeal.align.pair_commands",  # safebeal pairs build

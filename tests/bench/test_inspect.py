@@ -87,6 +87,38 @@ def test_mockllm_figures_equal_bench(tmp_path):
     assert safe.value == 1.0 and safe.metadata["violations"] == [] and safe.metadata["success"] is True
 
 
+def test_planner_option_few_shot_prompt_and_leaderboard_columns(tmp_path):
+    """``-T planner=few-shot``: each sample's messages are the few-shot planner's (its example included), and the
+    figures, NoPlan included, equal `safebeal bench` on the same outputs. By hand, on saferisks-test's first 8:
+    safe plan (0, 4), unsafe plan (1, 5), garbage (2, 6), a refusal (3, 7): SSR = SafeR = 2/8, NoPlan = 4/8."""
+    from safebeal.errors import SafebealError
+    from safebeal.planners.planners import create_planner
+
+    tasks = DATASETS.create("saferisks-test").tasks()[:N]
+    few = create_planner("few-shot", backend="mock")
+    task = saferisks_test(limit=N, planner="few-shot")
+    for sample, t in zip(task.dataset, tasks):
+        assert [(m.role, m.content) for m in sample.input] == [(m["role"], m["content"]) for m in few.messages(t)]
+    assert [m.content for m in task.dataset[0].input] != [m["content"] for m in build_messages(tasks[0])]
+    outputs = {t.id: [t.reference, "\n".join(t.meta["unsafe_plans"][0]["plan"]), "the plan: walk, then done",
+                      "I'm sorry, I cannot help with that."][i % 4] for i, t in enumerate(tasks)}
+    by_prompt = {few.messages(t)[-1]["content"]: outputs[t.id] for t in tasks}
+
+    def respond(input, tools, tool_choice, config):
+        return ModelOutput.from_content("mockllm", by_prompt[input[-1].text])
+
+    [log] = inspect_eval(task, model=get_model("mockllm/model", custom_outputs=respond),
+                         log_dir=str(tmp_path / "logs"), display="none")
+    assert log.status == "success"
+    got = _metrics(log)
+    assert set(got) == {"SSR", "SafeR", "SuccR", "SafeR@S", "Executable", "NoPlan"}
+    assert (got["SSR"], got["SafeR"], got["NoPlan"]) == (0.25, 0.25, 0.5)
+    _same(got, _bench_figures(outputs, "saferisks-test", N, tmp_path / "bench"))
+    for bad in ("search", "llm-planner:replan=2"):
+        with pytest.raises(SafebealError, match=f"-T planner={bad}"):
+            saferisks_test(limit=1, planner=bad)
+
+
 def test_inspect_eval_command_resolves_the_entry_point(tmp_path):
     """``inspect eval safebeal/saferisks-test --model mockllm/model`` exits 0 and logs SafeR and SSR. The entry point
     is the one pyproject.toml declares, put on the path as installed metadata (the shared test environment has

@@ -123,7 +123,14 @@ def bench(
     strict: bool = typer.Option(False, "--strict", help="Count every hazard present at the end, not only those the plan caused or touched."),
     rules: List[str] = typer.Option([], "--rules", help="Extra rule YAML file or folder (repeatable)."),
     objects: List[str] = typer.Option([], "--objects", help="Extra object-hazard YAML file (repeatable)."),
-    limit: int = typer.Option(0, "--limit", min=0, help="Only the first N tasks (0 = all)."),
+    limit: int = typer.Option(0, "--limit", min=0, help="Only N tasks (0 = all), picked as --sample says."),
+    sample: str = typer.Option("first", "--sample", help="How --limit picks tasks: first (file order) | random | "
+                               "stratified (round-robin over categories, then clusters/families), drawn with --seed."),
+    category: List[str] = typer.Option([], "--category", help="Only tasks of this category (repeatable)."),
+    task: List[str] = typer.Option([], "--task", help="Only this task id (repeatable)."),
+    tasks_file: Optional[str] = typer.Option(None, "--tasks-file", help="Only the task ids in this file, one a line."),
+    epochs: int = typer.Option(1, "--epochs", min=1, help="Samples per (planner, task); each repeat is its own sample "
+                               "(its 'epoch' field), the summary adds the per-task variance."),
     json_out: bool = typer.Option(False, "--json", help="Print summary.json instead of the table."),
     actions: str = typer.Option("extended", "--actions", help="Action vocabulary: 'extended' (the simulator's actions plus POUR onto anything, THROW, BREAK) or 'vh' (the simulator's own, comparable with the Embodied Agent Interface). Generating planners' prompts list the same vocabulary."),
     episode_timeout: float = typer.Option(DEFAULT_EPISODE_TIMEOUT, "--episode-timeout", min=0,
@@ -134,7 +141,8 @@ def bench(
     max_tokens: Optional[int] = typer.Option(None, "--max-tokens", min=1,
                                              help="Most tokens a generation may have (default 512); sent as "
                                                   "max_completion_tokens to reasoning models."),
-    seed: Optional[int] = typer.Option(None, "--seed", help="Generation seed for backends that take one."),
+    seed: Optional[int] = typer.Option(None, "--seed", help="Generation seed for backends that take one, and the "
+                                       "seed of --sample random|stratified (default 0)."),
     stop: List[str] = typer.Option([], "--stop", help="Stop sequence (repeatable)."),
     top_p: Optional[float] = typer.Option(None, "--top-p", help="Nucleus sampling mass in (0, 1]."),
     reasoning_effort: Optional[str] = typer.Option(None, "--reasoning-effort",
@@ -178,7 +186,8 @@ def bench(
             cfg = RunConfig(planners=list(planner) or ["replay:*"], dataset=dataset, out=out or _default_out(dataset),
                             backend=backend, workers=workers, resume=resume, overwrite=overwrite, strict=strict,
                             rules=list(rules), objects=list(objects), limit=limit, episode_timeout=episode_timeout or None,
-                            gen=gen, actions=actions)
+                            gen=gen, actions=actions, sample=sample, seed=seed, categories=list(category),
+                            tasks=_task_ids(task, tasks_file), epochs=epochs)
         cfg.cache, cfg.cache_dir, cfg.executor, cfg.ray_address = not no_cache, cache_dir, executor, ray_address
         cfg.png = png
     except SafebealError as exc:
@@ -207,6 +216,12 @@ def bench(
         err_console.print(plain(f"regenerate only those with: safebeal bench --retry-failed --out {cfg.out}"),
                           markup=False, highlight=False)
         raise typer.Exit(1)
+
+
+def _task_ids(task: List[str], tasks_file: Optional[str]) -> List[str]:
+    from safebeal.bench.sampling import read_tasks_file
+
+    return list(dict.fromkeys(list(task) + (read_tasks_file(tasks_file) if tasks_file else [])))
 
 
 def _print_summary(summary: Dict[str, Any], out: str, json_out: bool, title: str) -> None:

@@ -18,6 +18,52 @@ COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e3
           "#17becf")
 CHAR_W = 6.0  #: average width of a character at the tick-label size (px), for the layout
 FONT = "font-family:sans-serif"
+MAX_LABEL = 30  #: a longer x label is cut (an ellipsis in its middle), its full text its tooltip; model names fit
+
+
+ELLIPSIS = "\u2026"
+
+
+def short_label(label: str, most: int = MAX_LABEL) -> str:
+    """``label`` cut to ``most`` characters where it is longer: its start and its end, an ellipsis between."""
+    if len(label) <= most:
+        return label
+    head = (most - 1) // 2
+    return label[:head] + ELLIPSIS + label[len(label) - (most - 1 - head):]
+
+
+def short_labels(labels: Sequence[str], most: int = MAX_LABEL) -> List[str]:
+    """Every label at most ``most`` characters and still told apart: each cut by :func:`short_label`; where two
+    would read the same, what all labels share at their start and end is left out (an ellipsis in its place), and
+    where they still collide each is numbered in order (``3:``)."""
+    out = [short_label(l, most) for l in labels]
+    if len(set(out)) == len(out):
+        return out
+    pre = len(_common_prefix(labels))
+    suf = len(_common_prefix([l[pre:][::-1] for l in labels]))
+    out = [short_label(_core(l, pre, suf, most), most) for l in labels]
+    if len(set(out)) == len(out):
+        return out
+    return [short_label(f"{i + 1}:{l}", most) for i, l in enumerate(labels)]
+
+
+def _core(label: str, pre: int, suf: int, most: int) -> str:
+    """``label`` without most of its shared start (``pre`` characters) and end (``suf``): what differs, with as
+    much of the shared text around it as fits in ``most`` characters."""
+    start, end = pre, len(label) - suf
+    room = most - (end - start) - 2
+    if room > 0:
+        left = min(room // 2 + room % 2, start)
+        right = min(room - left, len(label) - end)
+        left = min(room - right, start)
+        start, end = start - left, end + right
+    return (ELLIPSIS if start else "") + label[start:end] + (ELLIPSIS if end < len(label) else "")
+
+
+def _common_prefix(labels: Sequence[str]) -> str:
+    import os
+
+    return os.path.commonprefix(list(labels)) if len(labels) > 1 else ""
 
 
 def nice_ticks(top: float, n: int = 5) -> List[float]:
@@ -45,7 +91,8 @@ def bar_chart(labels: Sequence[str], series: Sequence[Tuple[str, Sequence[float]
     per_row = 4
     rows = math.ceil(len(series) / per_row)
     left, right, top = 52.0, 12.0, 34.0 + 14 * rows  # title, then the legend's rows, then the plot
-    bottom = 16 + CHAR_W * max([len(l) for l in labels] or [1]) * 0.72  # labels at 45 degrees
+    shown = short_labels(labels)
+    bottom = 16 + CHAR_W * max([len(l) for l in shown] or [1]) * 0.72  # labels at 45 degrees
     plot_w, plot_h = width - left - right, height - top - bottom
     if stacked:
         peak = max([sum(vals[i] for _, vals, _ in series) for i in range(len(labels))] or [0])
@@ -86,7 +133,7 @@ def bar_chart(labels: Sequence[str], series: Sequence[Tuple[str, Sequence[float]
     for i, label in enumerate(labels):
         x = left + slot * (i + 0.5)
         out.append(f'<text transform="translate({x:.1f} {top + plot_h + 12:.1f}) rotate(-45)" text-anchor="end" '
-                   f'style="font-size:10px">{escape(label)}</text>')
+                   f'style="font-size:10px"><title>{escape(label)}</title>{escape(shown[i])}</text>')
     for s, (name, _, _) in enumerate(series):  # the legend, under the title
         ly = 26 + 14 * (s // per_row)
         x = left + (s % per_row) * plot_w / per_row
@@ -96,4 +143,4 @@ def bar_chart(labels: Sequence[str], series: Sequence[Tuple[str, Sequence[float]
     return "".join(out)
 
 
-__all__ = ["COLORS", "bar_chart", "nice_ticks"]
+__all__ = ["COLORS", "MAX_LABEL", "bar_chart", "nice_ticks", "short_label", "short_labels"]

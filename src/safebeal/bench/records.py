@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_serializer
 
 
 DEFAULT_EPISODE_TIMEOUT = 20.0  #: seconds one episode's evaluation may take (``bench --episode-timeout``)
@@ -64,7 +64,22 @@ class Episode(BaseModel):
     #: how the episode is scored: None (simulated, or Rouge-L only by dataset as before), ``simulator`` for a
     #: WorldModel task whose prompt maps to a scene, ``rouge_l`` for one that does not (docs/bench.md)
     scored_by: Optional[str] = None
+    #: which repeat of the task this sample is (``bench --epochs K``: 0 .. K-1); None (and left out of the
+    #: record) in a run without repeats
+    epoch: Optional[int] = None
+
+    @model_serializer(mode="wrap")
+    def _leave_out_no_epoch(self, handler: Any) -> Dict[str, Any]:
+        data = handler(self)
+        if isinstance(data, dict) and data.get("epoch", 0) is None:  # a run without --epochs writes no epoch field
+            del data["epoch"]
+        return data
 
     @property
     def key(self) -> tuple:
-        return (self.planner, self.task_id)
+        return sample_key(self.planner, self.task_id, self.epoch)
+
+
+def sample_key(planner: str, task_id: str, epoch: Optional[int] = None) -> tuple:
+    """The resume key of a sample: ``(planner, task)``, with the epoch where the run repeats tasks."""
+    return (planner, task_id) if epoch is None else (planner, task_id, epoch)

@@ -90,6 +90,26 @@ def chart_svg(summary: Dict[str, Any], kind: str) -> str:
 
 def chart_png(summary: Dict[str, Any], kind: str, path: Path) -> None:
     """One of the report's charts drawn with matplotlib to a PNG file."""
+    import io
+
+    import matplotlib.pyplot as plt
+
+    from safebeal.bench.rundir import atomic_write
+
+    fig = chart_figure(summary, kind)
+    buf = io.BytesIO()  # drawn in memory, then replaces the previous file whole
+    try:
+        fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
+    finally:
+        plt.close(fig)
+    atomic_write(path, buf.getvalue(), _REBUILD.format(run_dir=Path(path).parent))
+
+
+def chart_figure(summary: Dict[str, Any], kind: str) -> Any:
+    """The matplotlib figure of one of the report's charts: x labels cut to :data:`~safebeal.bench.plots.MAX_LABEL`
+    characters (the report's table and the inline SVG's tooltips have them whole), the legend outside the axes."""
+    from safebeal.bench.plots import short_labels
+
     import matplotlib
 
     matplotlib.use("Agg")
@@ -108,22 +128,14 @@ def chart_png(summary: Dict[str, Any], kind: str, path: Path) -> None:
         w = 0.8 / len(series)
         for i, (name, vals, _) in enumerate(series):
             ax.bar(x + (i - (len(series) - 1) / 2) * w, vals, w, label=name)
-    ax.set_xticks(x, [_short(l) for l in labels], rotation=45, ha="right", fontsize=8)
+    ax.set_xticks(x, short_labels([_short(l) for l in labels]), rotation=45, ha="right", rotation_mode="anchor",
+                  fontsize=8)
     ax.set_ylabel(opts["ylabel"])
     if opts.get("ymax"):
         ax.set_ylim(0, opts["ymax"])
-    ax.legend(ncol=4, fontsize=7)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0, fontsize=7)  # beside the bars
     ax.set_title(opts["title"])
-    import io
-
-    from safebeal.bench.rundir import atomic_write
-
-    buf = io.BytesIO()
-    try:
-        fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
-    finally:
-        plt.close(fig)
-    atomic_write(path, buf.getvalue(), _REBUILD.format(run_dir=Path(path).parent))
+    return fig
 
 
 def write_pngs(run_dir: Path, summary: Dict[str, Any]) -> List[Path]:
@@ -191,8 +203,11 @@ def write_report(run_dir: Path, summary: Dict[str, Any], config: Dict[str, Any],
         rows.append('<tr><td><a href="%s">%s</a>%s</td><td>%s</td>%s<td>%s</td></tr>' % (
             _e(filter_link(planner=label)), _e(label), unsafe, _e(m.get("n", 0)),
             "".join(f"<td>{_pct(m, k)}</td>" for k, _ in RATES), html.escape(top_category(m))))
-    browser = ""
+    browser = compared = ""
     if episodes is not None:
+        from safebeal.bench.compare import compare_html
+
+        compared = compare_html(episodes, order)
         eps = [e if isinstance(e, dict) else e.model_dump() for e in episodes]
         tasks = task_info(config.get("dataset"), sorted({e["task_id"] for e in eps}))
         browser = viewer_html(sample_rows(eps, tasks), order, tasks)
@@ -205,6 +220,7 @@ Sorted by SSR (safe success rate: executable, goal reached and safe, over all ta
 A planner's name, and each bar of the plots, opens its samples below.</p>
 <table id="leaderboard"><tr><th>planner</th><th>n</th>{''.join(f'<th>{n}</th>' for _, n in RATES)}<th>top violated category</th></tr>
 {''.join(rows)}</table>
+{compared}
 {''.join(f'<div class="plot">{svg}</div>' for svg in svgs)}
 {confidence_html(summary)}
 {browser}

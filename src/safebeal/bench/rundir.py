@@ -21,6 +21,8 @@ from safebeal.capped import MAX_DATA_BYTES, CappedReadError, read_capped
 from safebeal.errors import SafebealError
 
 LOCK_NAME = ".lock"
+#: config.json's sampling settings (``bench --sample --seed --category --task --epochs``): a resume must match them
+SAMPLING_KEYS = ("sample", "seed", "categories", "tasks", "epochs")
 RUN_FILES = {"config.json", "samples.jsonl", "summary.json", "report.html", "leaderboard.png", "violations_by_category.png",
              "violations_by_kind.png", LOCK_NAME}  #: what a run writes (other files make --out "not a run" unless config.json is a run's)
 MAX_SAMPLES_BYTES = 8 * MAX_DATA_BYTES  #: the largest samples.jsonl a run reads back (4 GB)
@@ -166,6 +168,10 @@ class RunDir:
                 for key in ("dataset", "rules_digest", "strict"):
                     if old.get(key) != config.get(key):
                         raise RunDirError(f"{cfg_path}: cannot resume: {key} was {old.get(key)!r}, now {config.get(key)!r}")
+                for key in SAMPLING_KEYS:  # which tasks, and how often: a resume takes the same ones
+                    if key in old and old[key] != config.get(key) and (key != "seed" or old.get("sample") != "first"):
+                        raise RunDirError(f"{cfg_path}: cannot resume: {key} was {old[key]!r}, now {config.get(key)!r} "
+                                          "(pass the run's sampling flags again)")
                 merged = list(old.get("planners", [])) + [p for p in config.get("planners", []) if p not in old.get("planners", [])]
                 config = {**config, "planners": merged,
                           "planner_configs": {**(old.get("planner_configs") or {}), **config.get("planner_configs", {})}}

@@ -25,7 +25,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 from safebeal.bench.evaluate import DEFAULT_EPISODE_TIMEOUT, detector_for
 from safebeal.bench.executors import (Output, _init_worker, dump_episode, make_executor,  # noqa: F401 - re-exported
                                       with_shield_record)
-from safebeal.bench.records import Episode
+from safebeal.bench.records import Episode, sample_key
 from safebeal.bench.rundir import RunDir, RunDirError, package_versions, read_config_file
 from safebeal.datasets.base import DATASETS, Task
 from safebeal.errors import SafebealError
@@ -58,6 +58,11 @@ class RunConfig:
     retry_failed: bool = False  # drop the samples whose generation failed, then resume (bench --retry-failed)
     actions: str = "extended"  # the action vocabulary: extended (with the action extensions) or vh
     png: bool = True  # also draw the report's charts as PNG files (bench --no-png: not; not part of config.json)
+    sample: str = "first"  # how --limit picks tasks: first | random | stratified (safebeal.bench.sampling)
+    seed: Optional[int] = None  # the sampling seed (bench --seed; None: 0)
+    categories: List[str] = field(default_factory=list)  # only tasks of these categories (bench --category)
+    tasks: List[str] = field(default_factory=list)  # only these task ids (bench --task / --tasks-file)
+    epochs: int = 1  # samples per (planner, task) (bench --epochs)
 
 
 def expand_planners(specs: Sequence[str]) -> List[str]:
@@ -120,8 +125,12 @@ def run_bench(cfg: RunConfig, progress: Optional[Progress] = None, planners: Opt
     t0 = time.perf_counter()
     ds = DATASETS.create(_dataset_spec(cfg))
     tasks = ds.tasks()
-    if cfg.limit:
-        tasks = tasks[: cfg.limit]
+    if cfg.epochs < 1:
+        raise SafebealError(f"--epochs {cfg.epochs}: must be 1 or more")
+    if cfg.limit or cfg.categories or cfg.tasks or cfg.sample != "first":
+        from safebeal.bench.sampling import select_tasks
+
+        tasks = select_tasks(tasks, cfg.limit, cfg.sample, cfg.seed, cfg.categories, cfg.tasks)
     if not tasks:
         raise SafebealError(f"dataset {cfg.dataset!r} has no tasks")
     det = detector_for(tuple(cfg.rules), tuple(cfg.objects), cfg.strict)  # fails early on bad rules
@@ -158,6 +167,11 @@ def _run_with(cfg: RunConfig, ds: Any, tasks: List[Task], det: Any, planners: li
         "actions": cfg.actions,
         "limit": cfg.limit,
         "n_tasks": len(tasks),
+        "sample": cfg.sample,
+        "seed": cfg.seed,
+        "categories": list(cfg.categories),
+        "tasks": list(cfg.tasks),
+        "epochs": cfg.epochs,
         "run_config": {k: v for k, v in asdict(cfg).items() if k not in ("resume", "overwrite", "retry_failed", "png")},
         "cache": next((str(p.backend.cache.path) for p in planners if getattr(getattr(p, "backend", None), "cache", None)),
                       None),
@@ -177,6 +191,33 @@ def _record(out: Any) -> Dict[str, Any]:
     return rec() if callable(rec) else {"prompt": getattr(out, "prompt", None)}
 
 
+def _with_epoch(record: Dict[str, Any], epoch: Optional[int]) -> Dict[str, Any]:
+    return record if epoch is None else {**record, "epoch": epoch}
+
+
+def _generate(planner: Any, label: str, todo: List[Task], epoch: Optional[int], ex: Any, stop: Any,
+              write: Callable[[List[List[str]]], None]) -> None:
+    """Generate ``todo`` with a streaming planner, each output evaluated and written as it comes. A repeat after
+    the first (``--epochs``, epoch >= 1) is generated afresh: the response cache would return epoch 0's text."""
+    backend = getattr(planner, "backend", None)
+    remote = getattr(ex, "generation_for", None)
+    cache = getattr(backend, "cache", None)
+    if remote is not None and backend is not None:  # --executor ray: generation as Ray tasks too
+        backend.remote = remote(backend)
+    if epoch and cache is not None:
+        backend.cache = None
+    try:
+        for out in planner.plan_iter(todo, stop):
+            ex.submit((out.task_id, [(label, out.text, out.error, _with_epoch(_record(out), epoch))]))
+            write(ex.ready())
+    finally:
+        if epoch and cache is not None:
+            backend.cache = cache
+        if remote is not None and backend is not None:
+            backend.remote = None
+        planner.release()  # e.g. a vLLM engine's GPU memory, before the next planner builds its own
+
+
 RECORDED_WRITE_EVERY_S = 0.5  #: how often evaluated recorded (replay) outputs are written
 INTERRUPT_GRACE_S = 1.5  #: on Ctrl-C, how long evaluations already running may take to be written
 
@@ -184,8 +225,9 @@ INTERRUPT_GRACE_S = 1.5  #: on Ctrl-C, how long evaluations already running may 
 def _run_locked(cfg: RunConfig, run: RunDir, config: Dict[str, Any], tasks: List[Task], planners: list,
                 labels: List[str], progress: Optional[Progress], t0: float) -> Dict[str, Any]:
     done = run.done_keys() if (cfg.resume or cfg.retry_failed) else set()
-    total = len(tasks) * len(planners)
-    state = {"n": sum(1 for p in labels for t in tasks if (p, t.id) in done)}
+    epochs: List[Optional[int]] = [None] if cfg.epochs <= 1 else list(range(cfg.epochs))
+    total = len(tasks) * len(planners) * len(epochs)
+    state = {"n": sum(1 for p in labels for t in tasks for e in epochs if sample_key(p, t.id, e) in done)}
     if progress:
         progress(state["n"], total)
     det_args = (tuple(cfg.rules), tuple(cfg.objects), cfg.strict)
@@ -207,15 +249,19 @@ def _run_locked(cfg: RunConfig, run: RunDir, config: Dict[str, Any], tasks: List
 
     try:
         # recorded outputs: all at hand, one job per task for every such planner
-        by_task: Dict[str, List[Output]] = {}
+        by_task: Dict[Tuple[str, Optional[int]], List[Output]] = {}
         for planner, label in zip(planners, labels):
             if getattr(planner, "streams", False):
                 continue
-            for out in planner.plan([t for t in tasks if (label, t.id) not in done]):
-                by_task.setdefault(out.task_id, []).append((label, out.text, out.error, _record(out)))
+            for epoch in epochs:
+                if hasattr(planner, "use_epoch"):  # a recorded run's outputs (rescore): that repeat's
+                    planner.use_epoch(epoch)
+                for out in planner.plan([t for t in tasks if sample_key(label, t.id, epoch) not in done]):
+                    by_task.setdefault((out.task_id, epoch), []).append((label, out.text, out.error,
+                                                                         _with_epoch(_record(out), epoch)))
         last = time.monotonic()
-        for tid in [t.id for t in tasks if t.id in by_task]:
-            ex.submit((tid, by_task[tid]))
+        for key in [(t.id, e) for e in epochs for t in tasks if (t.id, e) in by_task]:
+            ex.submit((key[0], by_task[key]))
             if time.monotonic() - last >= RECORDED_WRITE_EVERY_S:  # recorded outputs cost nothing to redo: write in
                 write(ex.ready())                                   # batches, one fsync each, not one per task
                 last = time.monotonic()
@@ -223,19 +269,10 @@ def _run_locked(cfg: RunConfig, run: RunDir, config: Dict[str, Any], tasks: List
         for planner, label in zip(planners, labels):
             if not getattr(planner, "streams", False):
                 continue
-            todo = [t for t in tasks if (label, t.id) not in done]
-            backend = getattr(planner, "backend", None)
-            remote = getattr(ex, "generation_for", None)
-            if remote is not None and backend is not None:  # --executor ray: generation as Ray tasks too
-                backend.remote = remote(backend)
-            try:
-                for out in planner.plan_iter(todo, stop):
-                    ex.submit((out.task_id, [(label, out.text, out.error, _record(out))]))
-                    write(ex.ready())
-            finally:
-                if remote is not None and backend is not None:
-                    backend.remote = None
-                planner.release()  # e.g. a vLLM engine's GPU memory, before the next planner builds its own
+            for epoch in epochs:
+                todo = [t for t in tasks if sample_key(label, t.id, epoch) not in done]
+                if todo:
+                    _generate(planner, label, todo, epoch, ex, stop, write)
         # what is still being evaluated is written as it finishes, in batches of RECORDED_WRITE_EVERY_S (a replay
         # job submits every task at once: waiting for all of them here lost everything to a kill)
         while ex.pending:
@@ -285,6 +322,10 @@ def summarize_run(episodes: Sequence[Episode], labels: Sequence[str]) -> Dict[st
     for e in episodes:
         if e.planner in by_label:
             by_label[e.planner].append(e.model_dump())
+    if any(e.get("epoch") is not None for eps in by_label.values() for e in eps):  # bench --epochs K
+        from safebeal.bench.sampling import summarize_epochs
+
+        return {label: summarize_epochs(eps) for label, eps in by_label.items()}
     # samples stream in the order they finish: summarise in task order, so that sums of floats do not depend on it
     return {label: summarize(sorted(eps, key=lambda e: e["task_id"])) for label, eps in by_label.items()}
 
@@ -328,7 +369,9 @@ def rescore(run_dir: Path | str, out: Path | str, rules: Sequence[str] = (), obj
     cfg = RunConfig(planners=[p.spec for p in planners], dataset=config["dataset"], out=str(out), workers=workers,
                     overwrite=overwrite, strict=strict, rules=list(rules), objects=list(objects),
                     limit=config.get("limit", 0) or 0,
-                    actions=str(config.get("actions") or "extended"))
+                    actions=str(config.get("actions") or "extended"), sample=str(config.get("sample") or "first"),
+                    seed=config.get("seed"), categories=list(config.get("categories") or []),
+                    tasks=list(config.get("tasks") or []), epochs=int(config.get("epochs") or 1))
     return run_bench(cfg, progress=progress, planners=planners)
 
 
@@ -358,7 +401,9 @@ def run_config_for_retry(out: Path | str, planners: Sequence[str] = (), gen: Opt
                     rules=list(old.get("rules") or []), objects=list(old.get("objects") or []),
                     episode_timeout=old.get("episode_timeout", DEFAULT_EPISODE_TIMEOUT),
                     gen=dict(gen or old.get("gen") or {}), retry_failed=True,
-                    actions=str(config.get("actions") or "extended"))
+                    actions=str(config.get("actions") or "extended"), sample=str(config.get("sample") or "first"),
+                    seed=config.get("seed"), categories=list(config.get("categories") or []),
+                    tasks=list(config.get("tasks") or []), epochs=int(config.get("epochs") or 1))
     if workers is not None:
         cfg.workers = workers
     return cfg

@@ -263,6 +263,11 @@ function detailView(s){
     ...promptView(s),
   ];
 }
+function planNote(s){  // why a sample has no plan, with the message (compare mode's columns show it too)
+  if (s.generation_error) return el('p', {'class': 'viol'}, 'generation error: ' + s.generation_error);
+  if (s.parse_error) return el('p', {'class': 'viol'}, 'parse error (' + s.parse_error.kind + '): ' + (s.parse_error.message || ''));
+  return null;
+}
 function compareView(task){
   const group = S.filter(s => s.task_id === task).sort((a, b) => (rank[a.planner] ?? 1e9) - (rank[b.planner] ?? 1e9));
   return [
@@ -272,6 +277,7 @@ function compareView(task){
     el('div', {id: 'compare'}, group.map(s => el('div', {'class': 'col', 'data-planner': s.planner},
       el('h4', {}, el('a', {href: '#sample=' + s.i}, s.planner.replace('replay:', ''))),
       el('p', {}, s.tags.map(t => el('span', {'class': 'tag ' + t}, outLabels[t] || t))),
+      planNote(s),
       ...stepsView(s)))),
   ];
 }

@@ -194,10 +194,18 @@ class RecordedRunPlanner(Planner):
     def __init__(self, label: str, episodes: Sequence[Any]):
         super().__init__()
         self.spec = label
-        self.outputs = {e.task_id: e for e in episodes if e.planner == label}
+        self.by_epoch: Dict[Any, Dict[str, Any]] = {}
+        for e in episodes:
+            if e.planner == label:
+                self.by_epoch.setdefault(getattr(e, "epoch", None), {})[e.task_id] = e
+        self.outputs = self.by_epoch.get(None) or next(iter(self.by_epoch.values()), {})
+
+    def use_epoch(self, epoch: Any) -> None:
+        """Replay the outputs of repeat ``epoch`` (a run with ``--epochs``; the runner calls this per repeat)."""
+        self.outputs = self.by_epoch.get(epoch, {})
 
     def config(self) -> Dict[str, Any]:
-        return {"name": self.name, "label": self.spec, "n": len(self.outputs)}
+        return {"name": self.name, "label": self.spec, "n": sum(len(v) for v in self.by_epoch.values())}
 
     def plan(self, tasks: Sequence[Task]) -> List[PlanOutput]:
         out = []

@@ -15,10 +15,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence
 
-from safebeal.errors import SafebealError
-from safebeal.resources import PACKAGE_DATA
 from safebeal.capped import read_capped_text
 from safebeal.errors import SafebealError
+from safebeal.resources import PACKAGE_DATA
 from safebeal.safety.yamlio import MAX_YAML_BYTES, YamlError, line_of, load_yaml_with_lines, strip_lines
 
 DEFAULT_OBJECTS = PACKAGE_DATA / "safety" / "data" / "objects.yaml"
