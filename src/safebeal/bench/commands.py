@@ -158,7 +158,8 @@ def bench(
     """Benchmark planners on a dataset: executable, SuccR, SafeR, SafeR@S, Rouge-L, violations. Writes a run
     directory (config.json, samples.jsonl, summary.json, report.html). With no arguments: the offline leaderboard of
     the 15 recorded LLMs on the 342 VirtualHome tasks."""
-    from safebeal.bench.runner import RunConfig, generation_failures, run_bench, run_config_for_retry
+    from safebeal.bench.runner import (RunConfig, generation_failures, planners_without_plans, run_bench,
+                                       run_config_for_retry)
 
     gen = {"temperature": temperature, "max_tokens": max_tokens, "seed": seed, "stop": list(stop) or None,
            "top_p": top_p, "reasoning_effort": reasoning_effort}
@@ -195,7 +196,12 @@ def bench(
                           markup=False, highlight=False)
         raise typer.Exit(143 if isinstance(exc, _Terminated) else 130)
     _print_summary(summary, cfg.out, json_out, f"{cfg.dataset}: {time.perf_counter() - t0:.1f} s")
+    loud = planners_without_plans(cfg.out, summary)
+    for line in loud:
+        err_console.print(plain(line), markup=False, highlight=False)
     failed, total, per, errors = generation_failures(cfg.out, summary)
+    if loud and not (failed and failed > fail_on_error * total):
+        raise typer.Exit(1)
     if failed and failed > fail_on_error * total:
         detail = ", ".join(f"{plain(k)}: {v}" for k, v in per.items())
         err_console.print(plain(f"{failed} of {total} generations failed after their retries ({detail}); "

@@ -342,6 +342,27 @@ def generation_failures(run_dir: Path | str, summary: Dict[str, Any], first: int
     return failed, total, {k: v for k, v in per.items() if v}, errors
 
 
+def planners_without_plans(run_dir: Path | str, summary: Dict[str, Any]) -> List[str]:
+    """One line for each planner none of whose samples holds a plan (any cause: generation failed, truncated by
+    max_tokens, unparseable, refused, empty): its outcome counts and the first sample's reason."""
+    from safebeal.bench.metrics import PLAN_OUTCOMES, no_plan_reason, plan_outcome
+
+    bad = {label: m["plan_outcomes"] for label, m in summary.items()
+           if int(m.get("n") or 0) and isinstance(m.get("plan_outcomes"), dict)
+           and sum(m["plan_outcomes"].values()) and not m["plan_outcomes"].get("plan")}
+    if not bad:
+        return []
+    example: Dict[str, str] = {}
+    for e in RunDir(run_dir).load():
+        if e.planner in bad and e.planner not in example and plan_outcome(e) != "plan":
+            example[e.planner] = f"{e.task_id}: {no_plan_reason(e)}"
+    lines = []
+    for label, counts in bad.items():
+        detail = ", ".join(f"{k.replace('_', ' ')} {counts[k]}" for k in PLAN_OUTCOMES[1:] if counts.get(k))
+        lines.append(f"{label}: no sample holds a plan ({detail}); e.g. {example.get(label, 'n/a')}")
+    return lines
+
+
 def run_config_for_retry(out: Path | str, planners: Sequence[str] = (), gen: Optional[Dict[str, Any]] = None,
                          workers: Optional[int] = None) -> RunConfig:
     """The RunConfig that regenerates a run's failed samples: its dataset, planners (or the given subset), rules
