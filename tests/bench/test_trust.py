@@ -67,3 +67,87 @@ def test_a_run_with_some_plans_is_not_flagged(tmp_path, server_factory):
     assert "no sample holds a plan" not in r.output
     (m,) = json.loads((tmp_path / "run" / "summary.json").read_text()).values()
     assert m["plan_outcomes"]["plan"] == 1 and m["plan_outcomes"]["unparseable"] == 2
+
+
+# -- 1: --resume continues exactly the recorded run -------------------------------------------------------------
+def _quick_search(monkeypatch, stop_after=None):
+    """The search planner with its A* replaced by a one-line plan (the test is about the run, not the search), and
+    optionally a planted kill: the run is interrupted after ``stop_after`` plans."""
+    import safebeal.planners.search as search
+
+    monkeypatch.setattr(search, "search_plan", lambda scene, goal, *a: ["[WALK] <kitchen> (11)"])
+    if stop_after is None:
+        return
+    orig = search.SearchPlanner.plan_iter
+
+    def plan_iter(self, tasks, stop=None):
+        for i, out in enumerate(orig(self, tasks, stop)):
+            if i == stop_after:
+                raise KeyboardInterrupt
+            yield out
+
+    monkeypatch.setattr(search.SearchPlanner, "plan_iter", plan_iter)
+
+
+def test_killed_search_run_resumed_ends_with_exactly_342_search_samples(tmp_path, monkeypatch):
+    """The issue's scenario: `bench --planner search --dataset virtualhome --out runs/k` stopped part-way, then the
+    command it prints, `bench --resume --out runs/k`: 342 search samples and nothing else (was: the 15 replay
+    planners added, search left at 263 of 342, exit 0)."""
+    out = str(tmp_path / "k")
+    with monkeypatch.context() as m:
+        _quick_search(m, stop_after=100)
+        r = cli.invoke(app, ["bench", "--planner", "search", "--dataset", "virtualhome", "--out", out, "--no-png"])
+    assert r.exit_code == 130, r.output
+    assert f"continue with --resume --out {out}" in r.output
+    before = rows(tmp_path, "k")
+    assert 0 < len(before) <= 100 and {x["planner"] for x in before} == {"search"}
+    _quick_search(monkeypatch)
+    r = cli.invoke(app, ["bench", "--resume", "--out", out, "--no-png", "--workers", "1"])
+    assert r.exit_code == 0, r.output
+    after = rows(tmp_path, "k")
+    assert len(after) == 342 and {x["planner"] for x in after} == {"search"}
+    assert len({x["task_id"] for x in after}) == 342
+    summary = json.loads((tmp_path / "k" / "summary.json").read_text())
+    assert list(summary) == ["search"] and summary["search"]["n"] == 342
+    config = json.loads((tmp_path / "k" / "config.json").read_text())
+    assert config["planners"] == ["search"] and config["n_tasks"] == 342
+
+
+def test_resume_flags_that_contradict_the_record_exit_2_naming_both(tmp_path):
+    out = str(tmp_path / "r")
+    r = cli.invoke(app, ["bench", "--planner", "replay:gpt-4o", "--limit", "3", "--out", out, "--no-png"])
+    assert r.exit_code == 0, r.output
+    for flags, needle in [
+        (["--dataset", "activity-test"], "--dataset 'activity-test' contradicts the run's recorded 'virtualhome'"),
+        (["--limit", "5"], "--limit 5 contradicts the run's recorded 3"),
+        (["--planner", "replay:llama-3-8b"], "--planner 'replay:llama-3-8b' contradicts the run's recorded "
+                                             "['replay:gpt-4o']"),
+        (["--strict"], "--strict True contradicts the run's recorded False"),
+        (["--temperature", "0.5"], "--temperature 0.5 contradicts the run's recorded None"),
+        (["--overwrite"], "--resume and --overwrite contradict each other"),
+    ]:
+        r = cli.invoke(app, ["bench", "--resume", "--out", out, *flags])
+        assert r.exit_code == 2, (flags, r.output)
+        lines = r.output.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("error: ") and needle in lines[0], (flags, r.output)
+    # flags that agree with the record are accepted; the samples stay those of the recorded run
+    r = cli.invoke(app, ["bench", "--resume", "--out", out, "--limit", "3", "--dataset", "virtualhome",
+                         "--planner", "replay:gpt-4o", "--no-png"])
+    assert r.exit_code == 0, r.output
+    assert len(rows(tmp_path, "r")) == 3
+    r = cli.invoke(app, ["bench", "--resume", "--no-png"])
+    assert r.exit_code == 2 and "--resume needs --out" in r.output
+
+
+def test_a_resumed_run_that_stays_incomplete_says_which_and_exits_1(tmp_path, monkeypatch):
+    out = str(tmp_path / "k")
+    r = cli.invoke(app, ["bench", "--planner", "replay:gpt-4o", "--limit", "4", "--out", out, "--no-png"])
+    assert r.exit_code == 0, r.output
+    lines = (tmp_path / "k" / "samples.jsonl").read_text().splitlines()
+    (tmp_path / "k" / "samples.jsonl").write_text("\n".join(lines[:1]) + "\n")
+    import safebeal.planners.planners as planners
+
+    monkeypatch.setattr(planners.ReplayPlanner, "plan", lambda self, tasks: [])  # a planner that skips its tasks
+    r = cli.invoke(app, ["bench", "--resume", "--out", out, "--no-png"])
+    assert r.exit_code == 1, r.output
+    assert "replay:gpt-4o-2024-05-13: 3 of 4 tasks not done" in r.output

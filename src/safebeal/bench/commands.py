@@ -106,6 +106,7 @@ def _default_out(dataset: str) -> str:
 
 
 def bench(
+    ctx: typer.Context,
     planner: List[str] = typer.Option(
         [], "--planner", "-p",
         help="Planner spec, repeatable: replay:<model> | replay:* | replay:path=out.jsonl | few-shot | llm-planner | "
@@ -158,8 +159,7 @@ def bench(
     """Benchmark planners on a dataset: executable, SuccR, SafeR, SafeR@S, Rouge-L, violations. Writes a run
     directory (config.json, samples.jsonl, summary.json, report.html). With no arguments: the offline leaderboard of
     the 15 recorded LLMs on the 342 VirtualHome tasks."""
-    from safebeal.bench.runner import (RunConfig, generation_failures, planners_without_plans, run_bench,
-                                       run_config_for_retry)
+    from safebeal.bench.runner import RunConfig, generation_failures, planners_without_plans, run_bench
 
     gen = {"temperature": temperature, "max_tokens": max_tokens, "seed": seed, "stop": list(stop) or None,
            "top_p": top_p, "reasoning_effort": reasoning_effort}
@@ -170,10 +170,9 @@ def bench(
         gen = normalize_settings(gen, "bench flags")
         if executor not in ("local", "ray"):
             raise SafebealError(f"--executor {executor!r}: use local or ray")
-        if retry_failed:
-            if not out:
-                raise SafebealError("--retry-failed needs --out: the run directory to retry")
-            cfg = run_config_for_retry(out, planners=list(planner), gen=gen, workers=workers)
+        if retry_failed or resume:
+            cfg = _recorded_run(ctx, out, gen, retry_failed, overwrite)
+            cfg.workers = workers
         else:
             cfg = RunConfig(planners=list(planner) or ["replay:*"], dataset=dataset, out=out or _default_out(dataset),
                             backend=backend, workers=workers, resume=resume, overwrite=overwrite, strict=strict,
@@ -196,7 +195,9 @@ def bench(
                           markup=False, highlight=False)
         raise typer.Exit(143 if isinstance(exc, _Terminated) else 130)
     _print_summary(summary, cfg.out, json_out, f"{cfg.dataset}: {time.perf_counter() - t0:.1f} s")
-    loud = planners_without_plans(cfg.out, summary)
+    from safebeal.bench.resume import incomplete_planners
+
+    loud = planners_without_plans(cfg.out, summary) + incomplete_planners(summary, _n_tasks(cfg.out))
     for line in loud:
         err_console.print(plain(line), markup=False, highlight=False)
     failed, total, per, errors = generation_failures(cfg.out, summary)
@@ -212,6 +213,28 @@ def bench(
         err_console.print(plain(f"regenerate only those with: safebeal bench --retry-failed --out {cfg.out}"),
                           markup=False, highlight=False)
         raise typer.Exit(1)
+
+
+def _recorded_run(ctx: typer.Context, out: Optional[str], gen: Dict[str, Any], retry: bool, overwrite: bool):
+    """``--resume`` / ``--retry-failed``: the run recorded in ``out``'s config.json (flags typed on the command line
+    must agree with it)."""
+    from safebeal.bench.resume import RECORDED_FLAGS, resume_config
+
+    what = "--retry-failed" if retry else "--resume"
+    if not out:
+        raise SafebealError(f"{what} needs --out: the run directory to continue")
+    if overwrite:
+        raise SafebealError(f"{what} and --overwrite contradict each other: continue the run, or start it again")
+    typed = lambda name: getattr(ctx.get_parameter_source(name), "name", None) == "COMMANDLINE"  # noqa: E731
+    given = {name: ctx.params[name] for name in ("planner", *RECORDED_FLAGS) if name in ctx.params and typed(name)}
+    return resume_config(out, given, gen, retry=retry)
+
+
+def _n_tasks(out: str) -> Optional[int]:
+    try:
+        return int(json.loads((Path(out) / "config.json").read_text()).get("n_tasks") or 0) or None
+    except (OSError, ValueError, TypeError, AttributeError):
+        return None
 
 
 def _print_summary(summary: Dict[str, Any], out: str, json_out: bool, title: str) -> None:

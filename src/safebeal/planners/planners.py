@@ -232,7 +232,7 @@ class GeneratingPlanner(Planner):
 
     streams = True
 
-    def __init__(self, backend: Any = "mock", safety_prompt: bool = False, seed: int = 0, examples: str = "activity-train",
+    def __init__(self, backend: Any = None, safety_prompt: bool = False, seed: int = 0, examples: str = "activity-train",
                  max_new_tokens: Optional[int] = None, temperature: Optional[float] = None, template: str = "default",
                  show_goal: bool = False, max_tokens: Optional[int] = None, top_p: Optional[float] = None,
                  stop: Any = None, reasoning_effort: Optional[str] = None, actions: str = "extended",
@@ -247,6 +247,8 @@ class GeneratingPlanner(Planner):
             {"max_new_tokens": max_new_tokens, "max_tokens": max_tokens, "temperature": temperature, "top_p": top_p,
              "stop": stop, "reasoning_effort": reasoning_effort}, f"planner {self.name}")
         self.run_settings: Dict[str, Any] = {}
+        if backend is None or (isinstance(backend, str) and not backend.strip()):
+            raise SafebealError(no_backend_message(self.name))
         self.backend = backend if isinstance(backend, Backend) else BACKENDS.create(str(backend), **backend_kwargs)
         self.backend.request_settings(self.settings)  # settings the backend cannot send fail here, before the run
         self.safety_prompt = bool(safety_prompt)
@@ -309,6 +311,14 @@ class GeneratingPlanner(Planner):
 
     def release(self) -> None:
         self.backend.release()
+
+
+def no_backend_message(planner: str) -> str:
+    """The error of a generating planner given no backend (the mock is used only when named)."""
+    from safebeal.planners.backends import BACKENDS
+
+    return (f"planner {planner!r} generates its plans and has no backend: name one with --backend or "
+            f"{planner}:backend=... (backends: {', '.join(BACKENDS.names())}; 'mock' echoes the prompt, for tests)")
 
 
 def _flag(value: Any, name: str) -> bool:

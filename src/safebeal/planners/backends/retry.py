@@ -38,6 +38,8 @@ _TRANSIENT_NAMES = frozenset(
 _RETRY_STATUSES = frozenset({408, 429})
 _MAX_MESSAGE = 500
 _KEY_PATTERN = re.compile(r"\b(sk|rk|pk)-[A-Za-z0-9_\-]{8,}")
+#: the userinfo of a URL (``scheme://user:secret@host``): credentials, never recorded
+_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://)[^/\s@\[\]\"',;]*@")
 
 
 @dataclass(frozen=True)
@@ -105,12 +107,18 @@ def classify_error(exc: BaseException) -> ErrorInfo:
     return ErrorInfo(False)
 
 
+def strip_userinfo(text: str) -> str:
+    """``text`` with the userinfo of every URL in it removed: ``http://user:secret@host/v1`` -> ``http://host/v1``."""
+    return _USERINFO.sub(r"\1", text) if "@" in text else text
+
+
 def redact(text: str, secrets: Iterable[str] = ()) -> str:
-    """Remove the given secrets and anything shaped like an API key (``sk-...``) from ``text``."""
+    """Remove the given secrets, the credentials of URLs (userinfo) and anything shaped like an API key
+    (``sk-...``) from ``text``."""
     for secret in secrets:
         if secret and len(secret) >= 4:
             text = text.replace(secret, "***")
-    return _KEY_PATTERN.sub("***", text)
+    return _KEY_PATTERN.sub("***", strip_userinfo(text))
 
 
 def describe_error(exc: BaseException, secrets: Iterable[str] = (), hint: str = "") -> str:
