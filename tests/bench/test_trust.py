@@ -151,3 +151,20 @@ def test_a_resumed_run_that_stays_incomplete_says_which_and_exits_1(tmp_path, mo
     r = cli.invoke(app, ["bench", "--resume", "--out", out, "--no-png"])
     assert r.exit_code == 1, r.output
     assert "replay:gpt-4o-2024-05-13: 3 of 4 tasks not done" in r.output
+
+
+# -- 4: the server's error text is kept ---------------------------------------------------------------------------
+@pytest.mark.parametrize("payload, said", [
+    (error("The model `nope` does not exist or you do not have access to it.", "invalid_request_error"),
+     "The model `nope` does not exist or you do not have access to it."),
+    ({"detail": "Model nope not found; key sk-abcdefghijklmnop was sent"}, "Model nope not found; key *** was sent"),
+    ({"error": "model 'nope' not found"}, "model 'nope' not found"),
+])
+def test_the_servers_error_message_is_in_the_sample(tmp_path, server_factory, payload, said):
+    server = server_factory(lambda n, body: (400, payload, 0))
+    r = bench(tmp_path, "--planner", "zero-shot", "--backend", backend(server), "--limit", "1")
+    assert r.exit_code == 1, r.output
+    (rec,) = rows(tmp_path)
+    assert rec["generation_error"].startswith("BadRequestError (HTTP 400): Error code: 400")
+    assert said in rec["generation_error"] and "sk-abcdefghijklmnop" not in rec["generation_error"]
+    assert said in r.output  # the first errors are printed

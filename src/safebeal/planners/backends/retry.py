@@ -121,11 +121,53 @@ def redact(text: str, secrets: Iterable[str] = ()) -> str:
     return _KEY_PATTERN.sub("***", strip_userinfo(text))
 
 
+def _message_in(body: Any, depth: int = 0) -> Optional[str]:
+    """The server's explanation in an error body: ``{"error": {"message": ...}}``, ``{"message": ...}``,
+    ``{"detail": ...}`` (FastAPI servers such as ``transformers serve``), ``{"error": "..."}`` or plain text."""
+    if isinstance(body, str):
+        text = body.strip()
+        if text.startswith(("{", "[")) and depth == 0:
+            try:
+                import json
+
+                return _message_in(json.loads(text), 1) or text
+            except ValueError:
+                pass
+        return text or None
+    if isinstance(body, dict):
+        for key in ("message", "detail", "error", "msg"):
+            if key in body and body[key]:
+                found = _message_in(body[key], depth + 1)
+                if found:
+                    return found
+        return None
+    if isinstance(body, list) and body and depth < 3:
+        return _message_in(body[0], depth + 1)
+    return None
+
+
+def server_message(exc: BaseException) -> Optional[str]:
+    """What the server said about a failed request (an HTTP error's body), or None."""
+    if not isinstance(getattr(exc, "status_code", None), int):
+        return None
+    found = _message_in(getattr(exc, "body", None))
+    if found is None:
+        try:
+            found = _message_in(getattr(getattr(exc, "response", None), "text", None))
+        except Exception:  # noqa: BLE001 - a body that cannot be read
+            found = None
+    return " ".join(found.split()) if found else None
+
+
 def describe_error(exc: BaseException, secrets: Iterable[str] = (), hint: str = "") -> str:
-    """``"<Type> (HTTP <status>): <message>"``, truncated, secrets removed."""
+    """``"<Type> (HTTP <status>): <message>"`` with the server's explanation from the error body (when the
+    exception's text lacks it), truncated, secrets removed."""
     status = getattr(exc, "status_code", None)
     head = type(exc).__name__ + (f" (HTTP {status})" if isinstance(status, int) else "")
     message = str(exc) or repr(exc)
+    said = server_message(exc)
+    if said and said not in message:
+        message = f"{message} - {said}"
     if len(message) > _MAX_MESSAGE:
         message = message[:_MAX_MESSAGE] + "..."
     text = f"{head}: {message}"
