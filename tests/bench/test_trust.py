@@ -168,3 +168,40 @@ def test_the_servers_error_message_is_in_the_sample(tmp_path, server_factory, pa
     assert rec["generation_error"].startswith("BadRequestError (HTTP 400): Error code: 400")
     assert said in rec["generation_error"] and "sk-abcdefghijklmnop" not in rec["generation_error"]
     assert said in r.output  # the first errors are printed
+
+
+# -- 6: credentials in a base URL are never recorded -----------------------------------------------------------------
+@pytest.mark.parametrize("where", ["env", "spec"])
+def test_url_userinfo_is_stripped_from_everything_recorded(tmp_path, server_factory, monkeypatch, where):
+    server = server_factory()
+    url = server.url.replace("http://", "http://alice:s3cr3t-pw@")
+    if where == "env":
+        monkeypatch.setenv("OPENAI_BASE_URL", url)
+        spec = "openai:model=m,api_key_env=none,max_retries=0,concurrency=2"
+    else:
+        spec = f"openai:model=m,base_url={url},api_key_env=none,max_retries=0,concurrency=2"
+    r = bench(tmp_path, "--planner", "zero-shot", "--backend", spec, "--limit", "2", "--png")
+    assert r.exit_code == 0, r.output
+    assert len(server.requests) == 2  # the server was reached (with the credentials)
+    run = tmp_path / "run"
+    for name in ("config.json", "samples.jsonl", "summary.json", "report.html"):
+        text = (run / name).read_text()
+        assert "s3cr3t-pw" not in text and "alice" not in text, name
+    assert "s3cr3t-pw" not in r.output and "alice" not in r.output
+    config = json.loads((run / "config.json").read_text())
+    (pc,) = config["planner_configs"].values()
+    assert pc["backend"]["base_url"] == server.url
+    # the resume takes the recorded run; given with its credentials again, the backend matches the record
+    r = cli.invoke(app, ["bench", "--resume", "--out", str(run), "--backend", spec, "--no-png",
+                         "--cache-dir", str(tmp_path / "cache")])
+    assert r.exit_code == 0, r.output
+    assert len(rows(tmp_path)) == 2
+
+
+def test_redact_strips_userinfo_of_any_url():
+    from safebeal.planners.backends.retry import redact, strip_userinfo
+
+    assert strip_userinfo("openai:model=m,base_url=http://u:p4ss@h:8/v1,x=1") == "openai:model=m,base_url=http://h:8/v1,x=1"
+    assert redact("APIConnectionError: cannot reach https://tok@api.example/v1") == \
+        "APIConnectionError: cannot reach https://api.example/v1"
+    assert strip_userinfo("mail bob@example.com") == "mail bob@example.com"

@@ -80,6 +80,14 @@ def _atomic_write(path: Path, text: str) -> None:
         raise RunDirError(f"{path}: cannot write: {exc.strerror or exc}") from None
 
 
+def _no_credentials(text: str) -> str:
+    """``text`` without the userinfo (``user:secret@``) of any URL in it: config.json and summary.json never
+    record credentials, wherever they came from (``OPENAI_BASE_URL``, ``base_url=`` in a spec, ``--backend``)."""
+    from safebeal.planners.backends.retry import strip_userinfo
+
+    return strip_userinfo(text)
+
+
 class RunDir:
     def __init__(self, path: Path | str):
         self.path = Path(path)
@@ -174,7 +182,9 @@ class RunDir:
                 self.repair_tail()
             if overwrite and self.samples.exists():
                 self.samples.unlink()
-            _atomic_write(cfg_path, json.dumps(config, indent=1, sort_keys=True) + "\n")
+            text = _no_credentials(json.dumps(config, indent=1, sort_keys=True))
+            _atomic_write(cfg_path, text + "\n")
+            config = json.loads(text)  # what the run records (and its report shows) is what config.json holds
         except BaseException:
             self.unlock()
             raise
@@ -284,5 +294,5 @@ class RunDir:
 
     def write_json(self, name: str, data: Any) -> Path:
         p = self.path / name
-        _atomic_write(p, json.dumps(data, indent=1, sort_keys=False) + "\n")
+        _atomic_write(p, _no_credentials(json.dumps(data, indent=1, sort_keys=False)) + "\n")
         return p

@@ -83,9 +83,12 @@ def build_planners(specs: Sequence[str], backend: Optional[str] = None, gen: Opt
     (cacheable) backends use and ``actions`` the vocabulary their prompts list (``--actions``)."""
     from safebeal.planners.planners import create_planner
 
+    from safebeal.planners.backends.retry import strip_userinfo
+
     planners = [create_planner(s, backend, actions) for s in expand_planners(specs)]
     for p in planners:
         attach(p, gen, cache)
+        p.spec = strip_userinfo(p.spec)  # a label never carries a URL's credentials (user:secret@)
     labels = [p.spec for p in planners]
     dupes = sorted({l for l in labels if labels.count(l) > 1})
     if dupes:
