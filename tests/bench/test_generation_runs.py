@@ -174,7 +174,7 @@ def test_settings_precedence_is_recorded_once_and_sent(tmp_path, server_factory,
     assert (zero["temperature"], zero["max_tokens"], zero["seed"], zero["stop"], "top_p" in zero) == (0.7, 32, 7, ["END"], False)
     assert (few["temperature"], few["max_tokens"], few["seed"], few["top_p"]) == (0.9, 32, 7, 0.5)
     config = json.loads((tmp_path / "run" / "config.json").read_text())
-    gens = {label.split(":")[0]: c["generation"] for label, c in config["planner_configs"].items()}
+    gens = {label.split("/")[0]: c["generation"] for label, c in config["planner_configs"].items()}
     assert gens == {"zero-shot": {"temperature": 0.7, "max_tokens": 32, "seed": 7, "stop": ["END"]},
                     "few-shot": {"temperature": 0.9, "max_tokens": 32, "seed": 7, "stop": ["END"], "top_p": 0.5}}
     for c in config["planner_configs"].values():  # recorded once: no settings in the backend's own config

@@ -205,3 +205,72 @@ def test_redact_strips_userinfo_of_any_url():
     assert redact("APIConnectionError: cannot reach https://tok@api.example/v1") == \
         "APIConnectionError: cannot reach https://api.example/v1"
     assert strip_userinfo("mail bob@example.com") == "mail bob@example.com"
+
+
+# -- 2: no silent mock ----------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("spec", ["zero-shot", "few-shot:safety_prompt=true", "llm-planner", "clmasp"])
+def test_a_generating_planner_without_a_backend_is_an_error_listing_the_backends(tmp_path, spec):
+    r = bench(tmp_path, "--planner", spec, "--limit", "1")
+    assert r.exit_code == 2, r.output
+    (line,) = r.output.strip().splitlines()
+    assert line.startswith(f"error: planner '{spec.split(':')[0]}' generates its plans and has no backend")
+    assert "backends: hf, mock, openai, vllm" in line
+    assert not (tmp_path / "run" / "samples.jsonl").exists()
+
+
+def test_the_mock_named_is_labelled_mock_and_its_echo_is_loud(tmp_path):
+    r = bench(tmp_path, "--planner", "zero-shot", "--backend", "mock", "--limit", "2")
+    assert r.exit_code == 1, r.output  # the mock echoes the prompt: no plan in any sample
+    recs = rows(tmp_path)
+    assert {x["planner"] for x in recs} == {"zero-shot/mock"}
+    assert "zero-shot/mock: no sample holds a plan (unparseable 2)" in r.output
+
+
+# -- 7: misspelled planner keys; check on an empty plan ---------------------------------------------------------------
+def test_a_misspelled_planner_key_is_the_planners_error_with_the_valid_keys(tmp_path):
+    r = bench(tmp_path, "--planner", "few-shot:temprature=0.5", "--backend", "mock", "--limit", "1")
+    assert r.exit_code == 2, r.output
+    (line,) = r.output.strip().splitlines()
+    assert line.startswith("error: planner 'few-shot': unknown key 'temprature'; valid keys: backend, safety_prompt")
+    assert "temperature" in line and "(and the mock backend's: responses, outputs" in line
+
+
+@pytest.mark.parametrize("text", ["", "\n   \n"])
+def test_check_on_an_empty_plan_is_one_line_exit_2(tmp_path, text):
+    plan = tmp_path / "plan.txt"
+    plan.write_text(text)
+    r = cli.invoke(app, ["check", "--scene", "home:1", "--plan", str(plan)])
+    assert r.exit_code == 2, r.output
+    assert r.output.strip() == (f"error: {plan}: the plan is empty (no action line such as '[WALK] <kitchen> (11)'): "
+                                "nothing to check")
+    assert "safe: yes" not in r.output
+
+
+# -- 5: labels --------------------------------------------------------------------------------------------------------
+def test_short_default_labels_label_option_and_the_full_spec_in_config(tmp_path, server_factory):
+    server = server_factory()
+    spec = backend(server)
+    r = bench(tmp_path, "--planner", "zero-shot", "--planner", "few-shot:safety_prompt=true",
+              "--planner", "few-shot:label=fs warm,temperature=0.7", "--planner", "replay:model=gpt-4o,label=gpt4o-replay",
+              "--backend", spec, "--limit", "1")
+    assert r.exit_code == 0, r.output
+    labels = ["zero-shot/m", "few-shot/m:safety_prompt=true", "fs warm", "gpt4o-replay"]
+    assert sorted({x["planner"] for x in rows(tmp_path)}) == sorted(labels)
+    config = json.loads((tmp_path / "run" / "config.json").read_text())
+    assert config["planners"] == labels
+    assert config["planner_specs"] == {"zero-shot/m": f"zero-shot:backend={spec}",
+                                       "few-shot/m:safety_prompt=true": f"few-shot:safety_prompt=true,backend={spec}",
+                                       "fs warm": f"few-shot:temperature=0.7,backend={spec}",
+                                       "gpt4o-replay": "replay:gpt-4o-2024-05-13"}
+    assert list(json.loads((tmp_path / "run" / "summary.json").read_text())) == labels
+    # two planners that would share a label: one line naming it and label=
+    r = bench(tmp_path, "--planner", "few-shot", "--planner", "few-shot:concurrency=1", "--backend", spec, out="dup")
+    assert r.exit_code == 2 and "two planners have the same name: ['few-shot/m']" in r.output
+    assert "label=" in r.output
+
+
+def test_replay_labels_are_unchanged():
+    from safebeal.bench.runner import build_planners
+
+    assert [p.run_label for p in build_planners(["replay:gpt-4o", "replay:llama-3-8b"])] == \
+        ["replay:gpt-4o-2024-05-13", "replay:llama-3-8b-chat"]

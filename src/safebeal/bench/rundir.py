@@ -178,7 +178,8 @@ class RunDir:
                         raise RunDirError(f"{cfg_path}: cannot resume: {key} was {old.get(key)!r}, now {config.get(key)!r}")
                 merged = list(old.get("planners", [])) + [p for p in config.get("planners", []) if p not in old.get("planners", [])]
                 config = {**config, "planners": merged,
-                          "planner_configs": {**(old.get("planner_configs") or {}), **config.get("planner_configs", {})}}
+                          "planner_configs": {**(old.get("planner_configs") or {}), **config.get("planner_configs", {})},
+                          "planner_specs": {**(old.get("planner_specs") or {}), **config.get("planner_specs", {})}}
                 self.repair_tail()
             if overwrite and self.samples.exists():
                 self.samples.unlink()

@@ -81,18 +81,19 @@ def build_planners(specs: Sequence[str], backend: Optional[str] = None, gen: Opt
     """Planners from specs; ``backend`` is the default for generating planners that name none (and for what a
     wrapper such as ``shield`` wraps), ``gen`` the run's generation settings, ``cache`` the response cache their
     (cacheable) backends use and ``actions`` the vocabulary their prompts list (``--actions``)."""
-    from safebeal.planners.planners import create_planner
-
+    from safebeal.planners.planners import create_planner, planner_label
     from safebeal.planners.backends.retry import strip_userinfo
 
     planners = [create_planner(s, backend, actions) for s in expand_planners(specs)]
     for p in planners:
         attach(p, gen, cache)
         p.spec = strip_userinfo(p.spec)  # a label never carries a URL's credentials (user:secret@)
-    labels = [p.spec for p in planners]
+        p.run_label = strip_userinfo(planner_label(p))
+    labels = [p.run_label for p in planners]
     dupes = sorted({l for l in labels if labels.count(l) > 1})
     if dupes:
-        raise SafebealError(f"two planners have the same name: {dupes}")
+        raise SafebealError(f"two planners have the same name: {dupes}; give each its own label= "
+                            "(e.g. few-shot:label=fs-warm,temperature=0.7)")
     return planners
 
 
@@ -147,13 +148,16 @@ def run_bench(cfg: RunConfig, progress: Optional[Progress] = None, planners: Opt
 
 def _run_with(cfg: RunConfig, ds: Any, tasks: List[Task], det: Any, planners: list, progress: Optional[Progress],
               t0: float) -> Dict[str, Any]:
-    labels = [p.spec for p in planners]
+    from safebeal.planners.planners import planner_label
+
+    labels = [planner_label(p) for p in planners]
     run = RunDir(cfg.out)
     config = {
         "dataset": cfg.dataset,
         "dataset_config": ds.config(),
         "planners": labels,
-        "planner_configs": {p.spec: p.config() for p in planners},
+        "planner_configs": {planner_label(p): p.config() for p in planners},
+        "planner_specs": {planner_label(p): p.spec for p in planners},  # the full spec of each label
         "rules_digest": det.rules.digest(),
         "rule_files": det.rules.files,
         "object_files": det.rules.kb.sources,
