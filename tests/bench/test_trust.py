@@ -58,6 +58,21 @@ def test_every_output_truncated_is_loud_and_counted(tmp_path, server_factory):
                                   "empty": 0}
     assert m["truncated_rate"] == 1.0 and m["unparseable_rate"] == 0.0 and m["no_plan_rate"] == 1.0
     assert len(rows(tmp_path)) == 3
+    # the report's table and the CLI leaderboard show why the plans are missing
+    import re
+
+    from safebeal.bench.commands import leaderboard_table
+
+    doc = (tmp_path / "run" / "report.html").read_text()
+    head = re.search(r'<table id="leaderboard"><tr>(.*?)</tr>', doc).group(1)
+    cols = re.findall(r"<th>(.*?)</th>", head)
+    assert cols[-5:] == ["Gen. failed", "Unparseable", "Truncated", "Refused", "top violated category"]
+    row = re.search(r'<table id="leaderboard">.*?</tr>\s*<tr>(.*?)</tr>', doc, re.S).group(1)
+    cells = re.findall(r"<td>(.*?)</td>", row)
+    assert [c.split(" <small>")[0] for c in cells[-5:-1]] == ["0.0", "0.0", "100.0", "0.0"]
+    table = leaderboard_table(summary)
+    got = {c.header: list(c.cells) for c in table.columns}
+    assert (got["gen. failed"], got["unparsed"], got["trunc."], got["refused"]) == (["0"], ["0"], ["3"], ["0"])
 
 
 def test_a_run_with_some_plans_is_not_flagged(tmp_path, server_factory):

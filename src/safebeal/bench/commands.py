@@ -19,6 +19,11 @@ from safebeal.console import console, err_console, fail as _fail, plain
 RATE_COLUMNS = (("safe_success_rate", "SSR"), ("safe_rate", "SafeR"), ("success_rate", "SuccR"),
                 ("safe_rate_at_success", "SafeR@S"), ("executable_rate", "Exec"), ("no_plan_rate", "NoPlan"))
 
+#: the no-plan outcomes the leaderboard counts (``summary[planner]["plan_outcomes"]``); generation failures have
+#: their own column ("gen. failed")
+NO_PLAN_COUNTS = (("generation_failed", "gen. failed"), ("unparseable", "unparsed"), ("truncated", "trunc."),
+                  ("refusal", "refused"))
+
 
 def _value(m: Dict[str, Any], key: str) -> Optional[float]:
     v = m.get(key)
@@ -50,6 +55,8 @@ def leaderboard_table(summary: Dict[str, Any], title: str = "") -> Table:
             t.add_column("SSR 95% CI", justify="right")
     t.add_column("Rouge-L", justify="right")
     t.add_column("gen. failed", justify="right")
+    for _, name in NO_PLAN_COUNTS[1:]:
+        t.add_column(name, justify="right")
     t.add_column("top violated category")
     for label in leaderboard_order(summary):
         m = summary[label]
@@ -58,7 +65,8 @@ def leaderboard_table(summary: Dict[str, Any], title: str = "") -> Table:
         rates = [_fmt(_value(m, k)) for k, _ in RATE_COLUMNS]
         failed = (m.get("failures") or {}).get("generation", 0)
         t.add_row(plain(label.replace("replay:", "")), str(m.get("n", 0)), rates[0], _ci(m, RATE_COLUMNS[0][0]), *rates[1:],
-                  "n/a" if rl is None else f"{rl:.3f}", str(failed), top_category(m))
+                  "n/a" if rl is None else f"{rl:.3f}", str(failed),
+                  *(str((m.get("plan_outcomes") or {}).get(k, "n/a")) for k, _ in NO_PLAN_COUNTS[1:]), top_category(m))
     return t
 
 
