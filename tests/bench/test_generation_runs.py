@@ -98,8 +98,11 @@ def test_record_fields_and_cache_hit_on_resume_without_a_second_request(tmp_path
     again = rows(tmp_path)
     assert all(x["cache_hit"] is True and x["attempts"] == 0 and x["raw_output"] == PLAN for x in again)
     assert {x["task_id"]: x["usage"] for x in again} == {x["task_id"]: x["usage"] for x in first}
-    # a resume that adds tasks pays only for the new ones; --no-cache pays again
+    # a resume continues the recorded run (--limit 5 contradicts its 3: exit 2, nothing sent); a run of more tasks
+    # pays only for the new ones; --no-cache pays again
     r = bench(tmp_path, "--planner", "zero-shot", "--backend", backend(server), "--limit", "5", "--resume")
+    assert r.exit_code == 2 and "--limit 5 contradicts the run's recorded 3" in r.output and len(server.requests) == 3
+    r = bench(tmp_path, "--planner", "zero-shot", "--backend", backend(server), "--limit", "5", out="more")
     assert r.exit_code == 0 and len(server.requests) == 5
     r = bench(tmp_path, "--planner", "zero-shot", "--backend", backend(server), "--limit", "2", "--no-cache", out="nc")
     assert r.exit_code == 0 and len(server.requests) == 7
