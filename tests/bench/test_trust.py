@@ -158,6 +158,11 @@ def test_resume_flags_that_contradict_the_record_exit_2_naming_both(tmp_path):
     assert len(rows(tmp_path, "r")) == 3
     r = cli.invoke(app, ["bench", "--resume", "--no-png"])
     assert r.exit_code == 2 and "--resume needs --out" in r.output
+    # --retry-failed reads the same record: a contradicting flag is refused the same way, a subset of planners is not
+    r = cli.invoke(app, ["bench", "--retry-failed", "--out", out, "--dataset", "activity-test"])
+    assert r.exit_code == 2 and "--dataset 'activity-test' contradicts the run's recorded 'virtualhome'" in r.output
+    r = cli.invoke(app, ["bench", "--retry-failed", "--out", out, "--planner", "replay:gpt-4o-2024-05-13", "--no-png"])
+    assert r.exit_code == 0, r.output
 
 
 def test_a_resumed_run_that_stays_incomplete_says_which_and_exits_1(tmp_path, monkeypatch):
