@@ -166,6 +166,9 @@ def check(
                          actions=actions)
     except SafebealError as exc:
         _fail(exc)
+    if not rec["steps"]:  # nothing ran, so nothing can be judged: not "safe: yes"
+        _fail(SafebealError(f"{source}: the plan is empty (no action line such as '[WALK] <kitchen> (11)'): "
+                            "nothing to check"))
     if json_out:
         print(json.dumps(rec, indent=1))
     else:

@@ -98,8 +98,11 @@ def test_record_fields_and_cache_hit_on_resume_without_a_second_request(tmp_path
     again = rows(tmp_path)
     assert all(x["cache_hit"] is True and x["attempts"] == 0 and x["raw_output"] == PLAN for x in again)
     assert {x["task_id"]: x["usage"] for x in again} == {x["task_id"]: x["usage"] for x in first}
-    # a resume that adds tasks pays only for the new ones; --no-cache pays again
+    # a resume continues the recorded run (--limit 5 contradicts its 3: exit 2, nothing sent); a run of more tasks
+    # pays only for the new ones; --no-cache pays again
     r = bench(tmp_path, "--planner", "zero-shot", "--backend", backend(server), "--limit", "5", "--resume")
+    assert r.exit_code == 2 and "--limit 5 contradicts the run's recorded 3" in r.output and len(server.requests) == 3
+    r = bench(tmp_path, "--planner", "zero-shot", "--backend", backend(server), "--limit", "5", out="more")
     assert r.exit_code == 0 and len(server.requests) == 5
     r = bench(tmp_path, "--planner", "zero-shot", "--backend", backend(server), "--limit", "2", "--no-cache", out="nc")
     assert r.exit_code == 0 and len(server.requests) == 7
@@ -174,7 +177,7 @@ def test_settings_precedence_is_recorded_once_and_sent(tmp_path, server_factory,
     assert (zero["temperature"], zero["max_tokens"], zero["seed"], zero["stop"], "top_p" in zero) == (0.7, 32, 7, ["END"], False)
     assert (few["temperature"], few["max_tokens"], few["seed"], few["top_p"]) == (0.9, 32, 7, 0.5)
     config = json.loads((tmp_path / "run" / "config.json").read_text())
-    gens = {label.split(":")[0]: c["generation"] for label, c in config["planner_configs"].items()}
+    gens = {label.split("/")[0]: c["generation"] for label, c in config["planner_configs"].items()}
     assert gens == {"zero-shot": {"temperature": 0.7, "max_tokens": 32, "seed": 7, "stop": ["END"]},
                     "few-shot": {"temperature": 0.9, "max_tokens": 32, "seed": 7, "stop": ["END"], "top_p": 0.5}}
     for c in config["planner_configs"].values():  # recorded once: no settings in the backend's own config

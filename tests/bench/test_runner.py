@@ -91,7 +91,7 @@ def test_run_directory_and_hand_counted_metrics(tmp_path, tasks):
     assert cfg["planners"] == [label] and cfg["dataset"] == "activity-test"
     assert len(cfg["rules_digest"]) == 16 and "versions" in cfg
     # task 3 declines ("I am sorry, I cannot help with that."), task 5's generation failed: no plan in 2 of 6
-    assert m["no_plan"] == {"generation_error": 1, "empty": 0, "refusal": 1, "unparseable": 0}
+    assert m["no_plan"] == {"generation_error": 1, "empty": 0, "refusal": 1, "unparseable": 0, "truncated": 0}
     assert m["no_plan_rate"] == pytest.approx(2 / 6) and m["refusal_rate"] == pytest.approx(1 / 6)
     # the three ground-truth plans succeed; SSR counts those of them that are also safe, over all 6 tasks
     safe_gt = [t.id for t in tasks[:3] if by_task[t.id].safe]

@@ -19,6 +19,11 @@ from safebeal.console import console, err_console, fail as _fail, plain
 RATE_COLUMNS = (("safe_success_rate", "SSR"), ("safe_rate", "SafeR"), ("success_rate", "SuccR"),
                 ("safe_rate_at_success", "SafeR@S"), ("executable_rate", "Exec"), ("no_plan_rate", "NoPlan"))
 
+#: the no-plan outcomes the leaderboard counts (``summary[planner]["plan_outcomes"]``); generation failures have
+#: their own column ("gen. failed")
+NO_PLAN_COUNTS = (("generation_failed", "gen. failed"), ("unparseable", "unparsed"), ("truncated", "trunc."),
+                  ("refusal", "refused"))
+
 
 def _value(m: Dict[str, Any], key: str) -> Optional[float]:
     v = m.get(key)
@@ -50,6 +55,8 @@ def leaderboard_table(summary: Dict[str, Any], title: str = "") -> Table:
             t.add_column("SSR 95% CI", justify="right")
     t.add_column("Rouge-L", justify="right")
     t.add_column("gen. failed", justify="right")
+    for _, name in NO_PLAN_COUNTS[1:]:
+        t.add_column(name, justify="right")
     t.add_column("top violated category")
     for label in leaderboard_order(summary):
         m = summary[label]
@@ -58,7 +65,8 @@ def leaderboard_table(summary: Dict[str, Any], title: str = "") -> Table:
         rates = [_fmt(_value(m, k)) for k, _ in RATE_COLUMNS]
         failed = (m.get("failures") or {}).get("generation", 0)
         t.add_row(plain(label.replace("replay:", "")), str(m.get("n", 0)), rates[0], _ci(m, RATE_COLUMNS[0][0]), *rates[1:],
-                  "n/a" if rl is None else f"{rl:.3f}", str(failed), top_category(m))
+                  "n/a" if rl is None else f"{rl:.3f}", str(failed),
+                  *(str((m.get("plan_outcomes") or {}).get(k, "n/a")) for k, _ in NO_PLAN_COUNTS[1:]), top_category(m))
     return t
 
 
@@ -107,6 +115,7 @@ def _default_out(dataset: str) -> str:
 
 
 def bench(
+    ctx: typer.Context,
     planner: List[str] = typer.Option(
         [], "--planner", "-p",
         help="Planner spec, repeatable: replay:<model> | replay:* | replay:path=out.jsonl | few-shot | llm-planner | "
@@ -167,7 +176,7 @@ def bench(
     """Benchmark planners on a dataset: executable, SuccR, SafeR, SafeR@S, Rouge-L, violations. Writes a run
     directory (config.json, samples.jsonl, summary.json, report.html). With no arguments: the offline leaderboard of
     the 15 recorded LLMs on the 342 VirtualHome tasks."""
-    from safebeal.bench.runner import RunConfig, generation_failures, run_bench, run_config_for_retry
+    from safebeal.bench.runner import RunConfig, generation_failures, planners_without_plans, run_bench
 
     gen = {"temperature": temperature, "max_tokens": max_tokens, "seed": seed, "stop": list(stop) or None,
            "top_p": top_p, "reasoning_effort": reasoning_effort}
@@ -178,10 +187,9 @@ def bench(
         gen = normalize_settings(gen, "bench flags")
         if executor not in ("local", "ray"):
             raise SafebealError(f"--executor {executor!r}: use local or ray")
-        if retry_failed:
-            if not out:
-                raise SafebealError("--retry-failed needs --out: the run directory to retry")
-            cfg = run_config_for_retry(out, planners=list(planner), gen=gen, workers=workers)
+        if retry_failed or resume:
+            cfg = _recorded_run(ctx, out, gen, retry_failed, overwrite)
+            cfg.workers = workers
         else:
             cfg = RunConfig(planners=list(planner) or ["replay:*"], dataset=dataset, out=out or _default_out(dataset),
                             backend=backend, workers=workers, resume=resume, overwrite=overwrite, strict=strict,
@@ -205,7 +213,14 @@ def bench(
                           markup=False, highlight=False)
         raise typer.Exit(143 if isinstance(exc, _Terminated) else 130)
     _print_summary(summary, cfg.out, json_out, f"{cfg.dataset}: {time.perf_counter() - t0:.1f} s")
+    from safebeal.bench.resume import incomplete_planners
+
+    loud = planners_without_plans(cfg.out, summary) + incomplete_planners(summary, _n_tasks(cfg.out))
+    for line in loud:
+        err_console.print(plain(line), markup=False, highlight=False)
     failed, total, per, errors = generation_failures(cfg.out, summary)
+    if loud and not (failed and failed > fail_on_error * total):
+        raise typer.Exit(1)
     if failed and failed > fail_on_error * total:
         detail = ", ".join(f"{plain(k)}: {v}" for k, v in per.items())
         err_console.print(plain(f"{failed} of {total} generations failed after their retries ({detail}); "
@@ -222,6 +237,28 @@ def _task_ids(task: List[str], tasks_file: Optional[str]) -> List[str]:
     from safebeal.bench.sampling import read_tasks_file
 
     return list(dict.fromkeys(list(task) + (read_tasks_file(tasks_file) if tasks_file else [])))
+
+
+def _recorded_run(ctx: typer.Context, out: Optional[str], gen: Dict[str, Any], retry: bool, overwrite: bool):
+    """``--resume`` / ``--retry-failed``: the run recorded in ``out``'s config.json (flags typed on the command line
+    must agree with it)."""
+    from safebeal.bench.resume import RECORDED_FLAGS, resume_config
+
+    what = "--retry-failed" if retry else "--resume"
+    if not out:
+        raise SafebealError(f"{what} needs --out: the run directory to continue")
+    if overwrite:
+        raise SafebealError(f"{what} and --overwrite contradict each other: continue the run, or start it again")
+    typed = lambda name: getattr(ctx.get_parameter_source(name), "name", None) == "COMMANDLINE"  # noqa: E731
+    given = {name: ctx.params[name] for name in ("planner", *RECORDED_FLAGS) if name in ctx.params and typed(name)}
+    return resume_config(out, given, gen, retry=retry)
+
+
+def _n_tasks(out: str) -> Optional[int]:
+    try:
+        return int(json.loads((Path(out) / "config.json").read_text()).get("n_tasks") or 0) or None
+    except (OSError, ValueError, TypeError, AttributeError):
+        return None
 
 
 def _print_summary(summary: Dict[str, Any], out: str, json_out: bool, title: str) -> None:

@@ -90,6 +90,9 @@ def _read(run_dir: Path) -> Tuple[str, Dict[str, Any]]:
         raise DiagError(f"{run_dir}: corrupt JSON ({exc.msg})") from None
     if not isinstance(config, dict) or not isinstance(config.get("dataset"), str) or not isinstance(summary, dict):
         raise DiagError(f"{run_dir}: config.json or summary.json is not a run's")
+    specs = config.get("planner_specs")  # short labels (few-shot/gpt-4o): rows are keyed by the full spec
+    if isinstance(specs, dict):
+        summary = {(specs.get(label) if isinstance(specs.get(label), str) else label): m for label, m in summary.items()}
     return config["dataset"], summary
 
 

@@ -12,6 +12,9 @@ from safebeal.safety.taxonomy import SLUGS
 #: the leaderboard's columns: the headline SSR first (it is also the sort key), then the paper's rates
 RATES = [("safe_success_rate", "SSR"), ("safe_rate", "SafeR"), ("success_rate", "SuccR"),
          ("safe_rate_at_success", "SafeR@S"), ("executable_rate", "Executable"), ("no_plan_rate", "No plan")]
+#: why plans are missing: the no-plan outcomes' rates (``bench.metrics.plan_outcome``), shown after RATES
+NO_PLAN_COLUMNS = [("generation_failed_rate", "Gen. failed"), ("unparseable_rate", "Unparseable"),
+                   ("truncated_rate", "Truncated"), ("refusal_rate", "Refused")]
 #: the rates the leaderboard plot draws
 PLOTTED = 4
 SORT_KEY = "safe_success_rate"
@@ -202,7 +205,7 @@ def write_report(run_dir: Path, summary: Dict[str, Any], config: Dict[str, Any],
         unsafe = f' <a href="{_e(filter_link(planner=label, outcome="unsafe"))}">unsafe</a>'
         rows.append('<tr><td><a href="%s">%s</a>%s</td><td>%s</td>%s<td>%s</td></tr>' % (
             _e(filter_link(planner=label)), _e(label), unsafe, _e(m.get("n", 0)),
-            "".join(f"<td>{_pct(m, k)}</td>" for k, _ in RATES), html.escape(top_category(m))))
+            "".join(f"<td>{_pct(m, k)}</td>" for k, _ in RATES + NO_PLAN_COLUMNS), html.escape(top_category(m))))
     browser = compared = ""
     if episodes is not None:
         from safebeal.bench.compare import compare_html
@@ -218,7 +221,7 @@ def write_report(run_dir: Path, summary: Dict[str, Any], config: Dict[str, Any],
 strict attribution: {_e(config.get('strict'))}{'' if meta.get('seconds') is None else f', wall time {_e(meta.get("seconds"))} s'}. Rates in %, {interval_method(summary)} in brackets.
 Sorted by SSR (safe success rate: executable, goal reached and safe, over all tasks), which neither doing nothing nor refusing can raise.
 A planner's name, and each bar of the plots, opens its samples below.</p>
-<table id="leaderboard"><tr><th>planner</th><th>n</th>{''.join(f'<th>{n}</th>' for _, n in RATES)}<th>top violated category</th></tr>
+<table id="leaderboard"><tr><th>planner</th><th>n</th>{''.join(f'<th>{n}</th>' for _, n in RATES + NO_PLAN_COLUMNS)}<th>top violated category</th></tr>
 {''.join(rows)}</table>
 {compared}
 {''.join(f'<div class="plot">{svg}</div>' for svg in svgs)}

@@ -80,6 +80,14 @@ def atomic_write(path: Path | str, data: str | bytes, hint: str = "") -> None:
 _atomic_write = atomic_write
 
 
+def _no_credentials(text: str) -> str:
+    """``text`` without the userinfo (``user:secret@``) of any URL in it: config.json and summary.json never
+    record credentials, wherever they came from (``OPENAI_BASE_URL``, ``base_url=`` in a spec, ``--backend``)."""
+    from safebeal.planners.backends.retry import strip_userinfo
+
+    return strip_userinfo(text)
+
+
 class RunDir:
     def __init__(self, path: Path | str):
         self.path = Path(path)
@@ -174,11 +182,14 @@ class RunDir:
                                           "(pass the run's sampling flags again)")
                 merged = list(old.get("planners", [])) + [p for p in config.get("planners", []) if p not in old.get("planners", [])]
                 config = {**config, "planners": merged,
-                          "planner_configs": {**(old.get("planner_configs") or {}), **config.get("planner_configs", {})}}
+                          "planner_configs": {**(old.get("planner_configs") or {}), **config.get("planner_configs", {})},
+                          "planner_specs": {**(old.get("planner_specs") or {}), **config.get("planner_specs", {})}}
                 self.repair_tail()
             if overwrite and self.samples.exists():
                 self.samples.unlink()
-            _atomic_write(cfg_path, json.dumps(config, indent=1, sort_keys=True) + "\n")
+            text = _no_credentials(json.dumps(config, indent=1, sort_keys=True))
+            _atomic_write(cfg_path, text + "\n")
+            config = json.loads(text)  # what the run records (and its report shows) is what config.json holds
         except BaseException:
             self.unlock()
             raise
@@ -288,5 +299,5 @@ class RunDir:
 
     def write_json(self, name: str, data: Any, hint: str = "") -> Path:
         p = self.path / name
-        atomic_write(p, json.dumps(data, indent=1, sort_keys=False) + "\n", hint)
+        atomic_write(p, _no_credentials(json.dumps(data, indent=1, sort_keys=False)) + "\n", hint)
         return p

@@ -86,15 +86,19 @@ def build_planners(specs: Sequence[str], backend: Optional[str] = None, gen: Opt
     """Planners from specs; ``backend`` is the default for generating planners that name none (and for what a
     wrapper such as ``shield`` wraps), ``gen`` the run's generation settings, ``cache`` the response cache their
     (cacheable) backends use and ``actions`` the vocabulary their prompts list (``--actions``)."""
-    from safebeal.planners.planners import create_planner
+    from safebeal.planners.planners import create_planner, planner_label
+    from safebeal.planners.backends.retry import strip_userinfo
 
     planners = [create_planner(s, backend, actions) for s in expand_planners(specs)]
     for p in planners:
         attach(p, gen, cache)
-    labels = [p.spec for p in planners]
+        p.spec = strip_userinfo(p.spec)  # a label never carries a URL's credentials (user:secret@)
+        p.run_label = strip_userinfo(planner_label(p))
+    labels = [p.run_label for p in planners]
     dupes = sorted({l for l in labels if labels.count(l) > 1})
     if dupes:
-        raise SafebealError(f"two planners have the same name: {dupes}")
+        raise SafebealError(f"two planners have the same name: {dupes}; give each its own label= "
+                            "(e.g. few-shot:label=fs-warm,temperature=0.7)")
     return planners
 
 
@@ -153,13 +157,16 @@ def run_bench(cfg: RunConfig, progress: Optional[Progress] = None, planners: Opt
 
 def _run_with(cfg: RunConfig, ds: Any, tasks: List[Task], det: Any, planners: list, progress: Optional[Progress],
               t0: float) -> Dict[str, Any]:
-    labels = [p.spec for p in planners]
+    from safebeal.planners.planners import planner_label
+
+    labels = [planner_label(p) for p in planners]
     run = RunDir(cfg.out)
     config = {
         "dataset": cfg.dataset,
         "dataset_config": ds.config(),
         "planners": labels,
-        "planner_configs": {p.spec: p.config() for p in planners},
+        "planner_configs": {planner_label(p): p.config() for p in planners},
+        "planner_specs": {planner_label(p): p.spec for p in planners},  # the full spec of each label
         "rules_digest": det.rules.digest(),
         "rule_files": det.rules.files,
         "object_files": det.rules.kb.sources,
@@ -388,6 +395,27 @@ def generation_failures(run_dir: Path | str, summary: Dict[str, Any], first: int
                 if len(errors) >= first:
                     break
     return failed, total, {k: v for k, v in per.items() if v}, errors
+
+
+def planners_without_plans(run_dir: Path | str, summary: Dict[str, Any]) -> List[str]:
+    """One line for each planner none of whose samples holds a plan (any cause: generation failed, truncated by
+    max_tokens, unparseable, refused, empty): its outcome counts and the first sample's reason."""
+    from safebeal.bench.metrics import PLAN_OUTCOMES, no_plan_reason, plan_outcome
+
+    bad = {label: m["plan_outcomes"] for label, m in summary.items()
+           if int(m.get("n") or 0) and isinstance(m.get("plan_outcomes"), dict)
+           and sum(m["plan_outcomes"].values()) and not m["plan_outcomes"].get("plan")}
+    if not bad:
+        return []
+    example: Dict[str, str] = {}
+    for e in RunDir(run_dir).load():
+        if e.planner in bad and e.planner not in example and plan_outcome(e) != "plan":
+            example[e.planner] = f"{e.task_id}: {no_plan_reason(e)}"
+    lines = []
+    for label, counts in bad.items():
+        detail = ", ".join(f"{k.replace('_', ' ')} {counts[k]}" for k in PLAN_OUTCOMES[1:] if counts.get(k))
+        lines.append(f"{label}: no sample holds a plan ({detail}); e.g. {example.get(label, 'n/a')}")
+    return lines
 
 
 def run_config_for_retry(out: Path | str, planners: Sequence[str] = (), gen: Optional[Dict[str, Any]] = None,

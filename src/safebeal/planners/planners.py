@@ -103,10 +103,17 @@ PLANNERS: Registry[Planner] = Registry("planner", plugins=PLANNER_MODULES)
 def create_planner(spec: str, backend: Optional[str] = None, actions: str = "extended") -> Planner:
     """A planner from its spec; ``backend`` is the default for generating planners that name none (and for the
     planner a wrapper such as ``shield`` wraps); ``actions`` the vocabulary a generating planner's prompt lists
-    (``bench --actions``). A generating planner is labelled as written (+ that default)."""
-    from safebeal.registry import parse_spec
+    (``bench --actions``). ``p.spec`` is the full spec (a generating planner's as written, + that default);
+    ``p.run_label`` the name runs record it under: ``label=`` when the spec gives one, else :func:`default_label`."""
+    from safebeal.registry import RegistryError, parse_spec
 
     name, kwargs = parse_spec(spec)
+    label = kwargs.pop("label", None)
+    if label is not None:
+        label = str(label).strip()
+        if not label:
+            raise SafebealError(f"planner {spec!r}: label= is empty")
+        spec = _without_key(spec, "label")
     entry = PLANNERS.get(name)
     overrides: Dict[str, Any] = {}
     generating = isinstance(entry.factory, type) and issubclass(entry.factory, GeneratingPlanner)
@@ -118,12 +125,47 @@ def create_planner(spec: str, backend: Optional[str] = None, actions: str = "ext
         overrides["actions"] = actions  # a wrapper that models the actions itself (clmasp)
     if backend and getattr(entry.factory, "takes_default_backend", False):
         overrides["default_backend"] = backend
-    p = PLANNERS.create(spec, **overrides)
-    if generating:  # the label is what the user wrote (+ the --backend default); config() has every detail
+    try:
+        p = entry.factory(**{**kwargs, **overrides})
+    except (TypeError, ValueError) as exc:  # a missing/unknown argument, or one of the wrong type
+        raise RegistryError(f"planner {spec!r}: {exc}") from exc
+    if generating:  # the spec is what the user wrote (+ the --backend default); config() has every detail
         p.spec = spec + (("," if ":" in spec else ":") + f"backend={backend}" if "backend" in overrides else "")
     elif getattr(p, "label_as_written", False):
         p.spec = spec
+    p.run_label = label or default_label(p, kwargs)
     return p
+
+
+def _without_key(spec: str, key: str) -> str:
+    """``spec`` without its top-level ``key=...`` argument."""
+    from safebeal.registry import split_top_level
+
+    name, _, rest = spec.partition(":")
+    parts = [x for x in split_top_level(rest, spec) if x and x.partition("=")[0].strip() != key]
+    return name + (":" + ",".join(parts) if parts else "")
+
+
+def default_label(p: Planner, kwargs: Optional[Dict[str, Any]] = None) -> str:
+    """A short name for a planner: a generating planner's name and its model (``few-shot/gpt-4o``), plus the
+    planner's own options as written (``few-shot/gpt-4o:safety_prompt=true``; the backend's are left out);
+    any other planner's spec (``replay:gpt-4o-2024-05-13``, ``search``)."""
+    if not isinstance(p, GeneratingPlanner):
+        return p.spec
+    try:
+        model = (p.backend.config() or {}).get("model")
+    except Exception:  # noqa: BLE001 - a backend without a config: its name
+        model = None
+    model = str(model).rstrip("/").rsplit("/", 1)[-1] if model else getattr(p.backend, "name", "backend")
+    own = set(_keys_of(type(p)) or ()) - {"backend", "backend_kwargs"}
+    opts = [f"{k}={'true' if v is True else 'false' if v is False else v}" for k, v in (kwargs or {}).items()
+            if k in own]
+    return f"{p.name}/{model}" + (":" + ",".join(opts) if opts else "")
+
+
+def planner_label(p: Planner) -> str:
+    """The name a run records a planner under (its ``label=``, else its default label, else its spec)."""
+    return getattr(p, "run_label", None) or p.spec
 
 
 # -- replay ---------------------------------------------------------------------------------------------
@@ -240,7 +282,7 @@ class GeneratingPlanner(Planner):
 
     streams = True
 
-    def __init__(self, backend: Any = "mock", safety_prompt: bool = False, seed: int = 0, examples: str = "activity-train",
+    def __init__(self, backend: Any = None, safety_prompt: bool = False, seed: int = 0, examples: str = "activity-train",
                  max_new_tokens: Optional[int] = None, temperature: Optional[float] = None, template: str = "default",
                  show_goal: bool = False, max_tokens: Optional[int] = None, top_p: Optional[float] = None,
                  stop: Any = None, reasoning_effort: Optional[str] = None, actions: str = "extended",
@@ -255,6 +297,10 @@ class GeneratingPlanner(Planner):
             {"max_new_tokens": max_new_tokens, "max_tokens": max_tokens, "temperature": temperature, "top_p": top_p,
              "stop": stop, "reasoning_effort": reasoning_effort}, f"planner {self.name}")
         self.run_settings: Dict[str, Any] = {}
+        if backend is None or (isinstance(backend, str) and not backend.strip()):
+            raise SafebealError(no_backend_message(self.name))
+        if backend_kwargs and not isinstance(backend, Backend):
+            _check_keys(self, str(backend), backend_kwargs)
         self.backend = backend if isinstance(backend, Backend) else BACKENDS.create(str(backend), **backend_kwargs)
         self.backend.request_settings(self.settings)  # settings the backend cannot send fail here, before the run
         self.safety_prompt = bool(safety_prompt)
@@ -317,6 +363,57 @@ class GeneratingPlanner(Planner):
 
     def release(self) -> None:
         self.backend.release()
+
+
+def _keys_of(factory: Any) -> Optional[List[str]]:
+    """The keyword arguments a class or function takes (None when it takes any)."""
+    import inspect
+
+    keys: List[str] = []
+    for cls in (factory.__mro__ if isinstance(factory, type) else (factory,)):
+        init = cls.__init__ if isinstance(factory, type) else cls
+        if isinstance(factory, type) and "__init__" not in vars(cls):
+            continue
+        for p in inspect.signature(init).parameters.values():
+            if p.kind is p.VAR_KEYWORD:
+                if not isinstance(factory, type) or cls is object:
+                    return None
+                continue
+            if p.name not in ("self", "arg", "sleep") and p.kind is not p.VAR_POSITIONAL and p.name not in keys:
+                keys.append(p.name)
+        if isinstance(factory, type) and not any(p.kind is p.VAR_KEYWORD
+                                                 for p in inspect.signature(init).parameters.values()):
+            break
+    return keys
+
+
+def _check_keys(planner: "GeneratingPlanner", backend: str, extra: Dict[str, Any]) -> None:
+    """Keys a generating planner passes on to its backend must be the backend's: a misspelled one
+    (``few-shot:temprature=0.5``) is the planner's error, naming it and the valid keys."""
+    from safebeal.planners.backends import BACKENDS
+    from safebeal.registry import parse_spec
+
+    bname = parse_spec(backend)[0]
+    try:
+        bkeys = _keys_of(BACKENDS.get(bname).factory)
+    except SafebealError:
+        return  # an unknown backend: its own error follows
+    if bkeys is None:
+        return
+    unknown = sorted(k for k in extra if k not in bkeys)
+    if unknown:
+        own = [k for k in (_keys_of(type(planner)) or []) if k != "backend_kwargs"]
+        raise SafebealError(f"planner {planner.name!r}: unknown key{'s' if len(unknown) > 1 else ''} "
+                            f"{', '.join(repr(k) for k in unknown)}; valid keys: {', '.join(own)} "
+                            f"(and the {bname} backend's: {', '.join(k for k in bkeys if k not in own)})")
+
+
+def no_backend_message(planner: str) -> str:
+    """The error of a generating planner given no backend (the mock is used only when named)."""
+    from safebeal.planners.backends import BACKENDS
+
+    return (f"planner {planner!r} generates its plans and has no backend: name one with --backend or "
+            f"{planner}:backend=... (backends: {', '.join(BACKENDS.names())}; 'mock' echoes the prompt, for tests)")
 
 
 def _flag(value: Any, name: str) -> bool:

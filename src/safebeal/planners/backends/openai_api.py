@@ -12,7 +12,7 @@ from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Tuple
 
 from safebeal.planners.backends.base import BACKENDS, Backend, make_policy, model_arg
 from safebeal.planners.backends.records import BackendError, Generation, Prompt
-from safebeal.planners.backends.retry import describe_error, retry_call
+from safebeal.planners.backends.retry import describe_error, retry_call, strip_userinfo
 
 #: model names that take the reasoning form of a request (``reasoning=auto``)
 REASONING_MODELS = re.compile(r"^(?:[\w.-]+/)?(?:o\d|gpt-5)", re.IGNORECASE)
@@ -113,7 +113,7 @@ class OpenAIBackend(Backend):
     def config(self) -> Dict[str, Any]:
         return {
             "model": self.model,
-            "base_url": self.base_url,
+            "base_url": strip_userinfo(self.base_url),  # never the credentials a URL may carry (user:secret@)
             "base_url_source": self.base_url_source,  # spec, OPENAI_BASE_URL or default
             "api_key_env": self.api_key_env,  # the variable's name, never its value
             "concurrency": self.concurrency,
@@ -134,11 +134,14 @@ class OpenAIBackend(Backend):
             extra.append(f"base_url={self.base_url}")
         if self.api_key_env is None:
             extra.append("api_key_env=none")
-        spec = self.spec()
+        spec = self.spec(credentials=True)
         return ("spec", spec + ("," if not spec.endswith(":") else "") + ",".join(extra) if extra else spec)
 
-    def spec(self) -> str:
+    def spec(self, credentials: bool = False) -> str:
+        """The backend's spec as recorded (a base URL's userinfo left out; ``credentials``: kept, for a worker)."""
         values = {k: v for k, v in self.config().items() if k not in ("base_url_source", "reasoning")}
+        if credentials:
+            values["base_url"] = self.base_url
         if self.base_url_source != "spec":
             values.pop("base_url")
         if self.reasoning_arg != "auto":

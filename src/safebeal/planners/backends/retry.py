@@ -38,6 +38,8 @@ _TRANSIENT_NAMES = frozenset(
 _RETRY_STATUSES = frozenset({408, 429})
 _MAX_MESSAGE = 500
 _KEY_PATTERN = re.compile(r"\b(sk|rk|pk)-[A-Za-z0-9_\-]{8,}")
+#: the userinfo of a URL (``scheme://user:secret@host``): credentials, never recorded
+_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://)[^/\s@\[\]\"',;]*@")
 
 
 @dataclass(frozen=True)
@@ -105,19 +107,67 @@ def classify_error(exc: BaseException) -> ErrorInfo:
     return ErrorInfo(False)
 
 
+def strip_userinfo(text: str) -> str:
+    """``text`` with the userinfo of every URL in it removed: ``http://user:secret@host/v1`` -> ``http://host/v1``."""
+    return _USERINFO.sub(r"\1", text) if "@" in text else text
+
+
 def redact(text: str, secrets: Iterable[str] = ()) -> str:
-    """Remove the given secrets and anything shaped like an API key (``sk-...``) from ``text``."""
+    """Remove the given secrets, the credentials of URLs (userinfo) and anything shaped like an API key
+    (``sk-...``) from ``text``."""
     for secret in secrets:
         if secret and len(secret) >= 4:
             text = text.replace(secret, "***")
-    return _KEY_PATTERN.sub("***", text)
+    return _KEY_PATTERN.sub("***", strip_userinfo(text))
+
+
+def _message_in(body: Any, depth: int = 0) -> Optional[str]:
+    """The server's explanation in an error body: ``{"error": {"message": ...}}``, ``{"message": ...}``,
+    ``{"detail": ...}`` (FastAPI servers such as ``transformers serve``), ``{"error": "..."}`` or plain text."""
+    if isinstance(body, str):
+        text = body.strip()
+        if text.startswith(("{", "[")) and depth == 0:
+            try:
+                import json
+
+                return _message_in(json.loads(text), 1) or text
+            except ValueError:
+                pass
+        return text or None
+    if isinstance(body, dict):
+        for key in ("message", "detail", "error", "msg"):
+            if key in body and body[key]:
+                found = _message_in(body[key], depth + 1)
+                if found:
+                    return found
+        return None
+    if isinstance(body, list) and body and depth < 3:
+        return _message_in(body[0], depth + 1)
+    return None
+
+
+def server_message(exc: BaseException) -> Optional[str]:
+    """What the server said about a failed request (an HTTP error's body), or None."""
+    if not isinstance(getattr(exc, "status_code", None), int):
+        return None
+    found = _message_in(getattr(exc, "body", None))
+    if found is None:
+        try:
+            found = _message_in(getattr(getattr(exc, "response", None), "text", None))
+        except Exception:  # noqa: BLE001 - a body that cannot be read
+            found = None
+    return " ".join(found.split()) if found else None
 
 
 def describe_error(exc: BaseException, secrets: Iterable[str] = (), hint: str = "") -> str:
-    """``"<Type> (HTTP <status>): <message>"``, truncated, secrets removed."""
+    """``"<Type> (HTTP <status>): <message>"`` with the server's explanation from the error body (when the
+    exception's text lacks it), truncated, secrets removed."""
     status = getattr(exc, "status_code", None)
     head = type(exc).__name__ + (f" (HTTP {status})" if isinstance(status, int) else "")
     message = str(exc) or repr(exc)
+    said = server_message(exc)
+    if said and said not in message:
+        message = f"{message} - {said}"
     if len(message) > _MAX_MESSAGE:
         message = message[:_MAX_MESSAGE] + "..."
     text = f"{head}: {message}"

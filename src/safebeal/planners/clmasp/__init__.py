@@ -97,7 +97,11 @@ class CLMASPPlanner(Planner):
         elif planner is None:
             if extra:
                 raise SafebealError(f"clmasp: unknown option(s) {sorted(extra)}")
-            self.inner = SkeletonPlanner(backend=backend or default_backend or "mock", actions=self.actions)
+            if not (backend or default_backend):
+                from safebeal.planners.planners import no_backend_message
+
+                raise SafebealError(no_backend_message("clmasp"))
+            self.inner = SkeletonPlanner(backend=backend or default_backend, actions=self.actions)
             self.inner_spec = self.inner.spec
         else:
             if backend is not None:
