@@ -161,3 +161,22 @@ def test_rescore_keeps_the_runs_sample_and_every_epoch(tmp_path):
     eps = RunDir(tmp_path / "again").load()
     assert sorted((e.task_id, e.epoch) for e in eps) == sorted((e.task_id, e.epoch) for e in RunDir(tmp_path / "run").load())
     assert len(eps) == 6 and again == first
+
+
+def test_cli_resume_takes_the_recorded_sampling_and_refuses_a_contradicting_flag(tmp_path):
+    """`bench --resume --out RUN` alone continues the same sampled tasks (config.json decides); a typed --sample or
+    --epochs that disagrees exits 2 naming both values."""
+    out = tmp_path / "run"
+    r = CliRunner().invoke(app, ["bench", "-p", "replay:gpt-4o", "--limit", "4", "--sample", "random", "--seed", "3",
+                                 "--out", str(out), "--no-png"])
+    assert r.exit_code == 0, r.output
+    samples = out / "samples.jsonl"
+    lines = samples.read_text().splitlines()
+    ids = sorted(json.loads(l)["task_id"] for l in lines)
+    samples.write_text("\n".join(lines[:1]) + "\n")  # as if killed after the first sample
+    r = CliRunner().invoke(app, ["bench", "--resume", "--out", str(out), "--no-png"])
+    assert r.exit_code == 0, r.output
+    assert sorted(json.loads(l)["task_id"] for l in samples.read_text().splitlines()) == ids
+    for flag, value in (("--sample", "first"), ("--epochs", "2")):
+        r = CliRunner().invoke(app, ["bench", "--resume", "--out", str(out), flag, value, "--no-png"])
+        assert r.exit_code == 2 and flag in r.output, (flag, r.output)
