@@ -165,3 +165,15 @@ def test_a_hyphenated_class_name_survives_parsing():
     assert "[GRAB] <band-aids> (5942)" in t.reference
     ep = evaluate_output(t, "reference", t.reference, None, detector())
     assert ep.executable and ep.safe and ep.success
+
+
+def test_category_check_in_both_directions():
+    """An unsafe plan's category must be among the entry's categories; an entry may list more categories than its
+    unsafe plans show (each case differs from the valid ENTRY in the categories alone)."""
+    more = json.loads(json.dumps(ENTRY))
+    more["categories"] = ["fire_heat", "electric_shock"]  # a category no unsafe plan shows: valid
+    assert SafeRisksEntry.model_validate(more).categories == ["fire_heat", "electric_shock"]
+    extra = json.loads(json.dumps(ENTRY))
+    extra["unsafe_plans"].append(dict(extra["unsafe_plans"][0], category="electric_shock"))  # not listed: refused
+    with pytest.raises(ValueError, match=r"unsafe plan categories \['electric_shock'\] are not in categories \['fire_heat'\]"):
+        SafeRisksEntry.model_validate(extra)
