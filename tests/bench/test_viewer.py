@@ -99,6 +99,7 @@ def _chrome():
 
 @pytest.mark.browser
 def test_report_in_headless_chromium(small_run):
+    pytest.importorskip("selenium", reason="selenium is not installed (the [browser] extra)")
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import Select
 
