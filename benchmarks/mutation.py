@@ -129,8 +129,12 @@ class Result:
     output: str = ""
 
 
+def _log(line: str) -> None:
+    print(line, flush=True)
+
+
 def run_all(mutations: Sequence[Mutation], jobs: int = 1, timeout: float = 300, baseline: bool = True,
-            log=print) -> List[Result]:
+            log=_log) -> List[Result]:
     work = Path(tempfile.mkdtemp(prefix="safebeal-mutation-"))
     try:
         cache_home = work / "cache"
