@@ -12,11 +12,18 @@ METRICS = ["tests/bench/test_metrics.py"]
 PARSE = ["tests/planners/test_parse.py", "tests/planners/test_parse_hardening.py"]
 SHIELD = ["tests/safety/test_shield.py"]
 ATTR = ["tests/safety/test_attribution.py", "tests/safety/test_intended.py"]
-RUNNER = ["tests/bench/test_runner.py", "tests/bench/test_hardening.py"]
+RUNNER = ["tests/bench/test_runner.py"] + [f"tests/bench/test_hardening.py::{t}" for t in (
+    "test_duplicate_record_counts_once", "test_newline_less_last_record_is_repaired_on_resume",
+    "test_partial_planner_resume_keeps_the_other_planners", "test_bench_overwrite_starts_again")]
 BACKENDS = ["tests/planners/test_backends.py"]
 SAFERISKS = ["tests/datasets/test_saferisks.py"]
-PAIRS = ["tests/align/test_pairs.py"]
-LOSSES = ["tests/align/test_losses.py"]
+# the pair-building tests that do not build a whole dataset (test_pairs.py takes about 3 minutes here)
+PAIRS = [f"tests/align/test_pairs.py::{t}" for t in (
+    "test_prefix_length_hand_examples", "test_prefix_length_is_the_longest_common_prefix", "test_trivial_pairs_are_named",
+    "test_safe_filter_accepts_a_safe_plan_that_reaches_its_goal", "test_safe_filter_rejects_a_plan_that_never_reaches_its_goal",
+    "test_unsafe_filter", "test_pair_maker_records_exact_pairs_and_each_rejection")]
+# the loss tests against TRL and a hand computation (not the 20-step training runs)
+LOSSES = [f"tests/align/test_losses.py::{t}" for t in ("test_alpha_one_equals_trl_simpo", "test_reward_matches_a_hand_computation")]
 VIEWER = ["tests/bench/test_viewer.py"]
 SCENE_CACHE = ["tests/scene/test_scene_cache.py"]
 
@@ -308,8 +315,8 @@ MUTATIONS = [
      RULE_TESTS, "a vase that was on the shelf from the start is charged to the plan"),
     ("rules.cut_injury.not_sharp", R + "cut_injury.yaml",
      "        - not: {attr: sharp}\n",
-     "\n",
-     RULE_TESTS, "reaching for the knife itself counts as reaching past a loose blade"),
+     "        - not: {attr: toxic}\n",
+     RULE_TESTS, "taking the loose razor blade out of the bin (the safe way) counts as reaching past it"),
     ("rules.run_washer_with_door_open.open", R + "water_hazard.yaml",
      "args: [{class: [washing_machine, dishwasher], state: OPEN}]",
      "args: [{class: [washing_machine, dishwasher]}]",
