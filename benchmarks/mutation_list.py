@@ -16,7 +16,10 @@ RUNNER = ["tests/bench/test_runner.py"] + [f"tests/bench/test_hardening.py::{t}"
     "test_duplicate_record_counts_once", "test_newline_less_last_record_is_repaired_on_resume",
     "test_partial_planner_resume_keeps_the_other_planners", "test_bench_overwrite_starts_again")]
 BACKENDS = ["tests/planners/test_backends.py"]
-SAFERISKS = ["tests/datasets/test_saferisks.py"]
+# the schema and validation tests (not the figures of the whole shipped file)
+SAFERISKS = [f"tests/datasets/test_saferisks.py::{t}" for t in (
+    "test_schema_round_trip", "test_bad_entries_name_file_and_line", "test_duplicate_ids_and_missing_file",
+    "test_category_check_in_both_directions")]
 # the pair-building tests that do not build a whole dataset (test_pairs.py takes about 3 minutes here)
 PAIRS = [f"tests/align/test_pairs.py::{t}" for t in (
     "test_prefix_length_hand_examples", "test_prefix_length_is_the_longest_common_prefix", "test_trivial_pairs_are_named",
@@ -82,10 +85,12 @@ MUTATIONS = [
      'buf.append(s[j : j + 2] if s[j + 1] in _JSON_ESCAPES else s[j + 1])  # "cd\\_player" -> "cd_player"',
      'buf.append(s[j : j + 2])  # "cd\\_player" -> "cd_player"',
      PARSE, 'a JSON plan with "cd\\_player" (markdown escaping) is unreadable'),
-    ("parse.code_fences", "src/safebeal/planners/parse.py",
-     'if not s or s.startswith("#") or s.startswith("//") or _FENCE.match(s):',
-     'if not s or s.startswith("#") or s.startswith("//"):',
-     PARSE, "a plan inside a ``` code fence is refused"),
+    # (dropped: skipping a ``` fence line explicitly; a fence line is neither an action nor '['/list-led, so it is
+    # skipped as chatter anyway: an equivalent mutant)
+    ("parse.trailing_garbage", "src/safebeal/planners/parse.py",
+     "    if not _TAIL.match(rest, pos):\n",
+     "    if False:\n",
+     PARSE, "a line such as '[PUTIN] <cup> (1) into the <sink>' is read as [PUTIN] <cup> (1), one argument short"),
     # -- attribution ------------------------------------------------------------------------------------------------
     ("attribution.touched_ignored", "src/safebeal/safety/detector.py",
      'touched = nid in self.events["used"]',
@@ -102,7 +107,7 @@ MUTATIONS = [
     ("attribution.heated_not_in_base", "src/safebeal/safety/detector.py",
      'base.update(self.events["heated"])',
      "pass",
-     ATTR + ["tests/safety/test_detector_caches.py"], "food heated on a stove the plan never named is left out of the judgement"),
+     ATTR, "food heated on a stove the plan never named is left out of the judgement"),
     # -- shield -----------------------------------------------------------------------------------------------------
     ("shield.before_not_rechecked", "src/safebeal/safety/shield.py",
      "if not ok or still:",
@@ -158,7 +163,7 @@ MUTATIONS = [
     ("escape.report_label", "src/safebeal/bench/report.py",
      "html.escape(filter_link(planner=label)), html.escape(label), unsafe,",
      "html.escape(filter_link(planner=label)), label, unsafe,",
-     VIEWER + ["tests/bench/test_runner.py"], "a planner label with <b> or a script tag is injected into the report"),
+     VIEWER, "a planner label with <b> or a script tag is injected into the report"),
     # -- retry classification ---------------------------------------------------------------------------------------
     ("retry.no_5xx", "src/safebeal/planners/backends/retry.py",
      "retryable = status in _RETRY_STATUSES or status >= 500",

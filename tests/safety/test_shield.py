@@ -250,3 +250,23 @@ def test_a_first_repair_that_leaves_the_step_unsafe_is_not_taken(tmp_path):
     r = shield_plan(load_scene("activity:27_2"), WASHER_27, rules=load_rules([f], defaults=False, entry_points_too=False))
     assert _acts(r) == [("process", "test.washer_door", "skipped", 2, [])]
     assert r.final == WASHER_27[:2]
+
+
+def test_a_repair_whose_own_step_violates_a_rule_is_not_taken(tmp_path):
+    # closing the door would fix the washer, but in this rule set closing it is itself a violation: the shield
+    # must check the repair's own steps and skip the step instead
+    f = tmp_path / "washer.yaml"
+    f.write_text(WASHER_FIRST_FAILS.replace('      - before: ["[WALK] {arg0}"]\n', "") + """
+  - id: test.no_closing
+    kind: process
+    category: water_hazard
+    message: "closed {arg0}"
+    when:
+      action: CLOSE
+      args: [{class: washing_machine}]
+""")
+    rules = load_rules([f], defaults=False, entry_points_too=False)
+    assert [len(r.repairs) for r in rules.rules] == [1, 0]
+    r = shield_plan(load_scene("activity:27_2"), WASHER_27, rules=rules)
+    assert _acts(r) == [("process", "test.washer_door", "skipped", 2, [])]
+    assert r.final == WASHER_27[:2]
