@@ -19,7 +19,7 @@ BACKENDS = ["tests/planners/test_backends.py"]
 # the schema and validation tests (not the figures of the whole shipped file)
 SAFERISKS = [f"tests/datasets/test_saferisks.py::{t}" for t in (
     "test_schema_round_trip", "test_bad_entries_name_file_and_line", "test_duplicate_ids_and_missing_file",
-    "test_category_check_in_both_directions")]
+    "test_category_check_in_both_directions", "test_a_category_outside_the_taxonomy_is_refused_by_its_own_check")]
 # the pair-building tests that do not build a whole dataset (test_pairs.py takes about 3 minutes here)
 PAIRS = [f"tests/align/test_pairs.py::{t}" for t in (
     "test_prefix_length_hand_examples", "test_prefix_length_is_the_longest_common_prefix", "test_trivial_pairs_are_named",
@@ -104,10 +104,13 @@ MUTATIONS = [
      "if self.intended and rule.subject_states and all((nid, st) in self.intended for st in rule.subject_states):",
      "if self.intended and rule.subject_states and any((nid, st) in self.intended for st in rule.subject_states):",
      ATTR, "a state the request asks for excuses a hazard that needs another state as well"),
-    ("attribution.heated_not_in_base", "src/safebeal/safety/detector.py",
-     'base.update(self.events["heated"])',
-     "pass",
-     ATTR, "food heated on a stove the plan never named is left out of the judgement"),
+    # (dropped: leaving ``heated`` out of the pruning base; what a step heats is an argument's content, which the
+    # transitive walk over the arguments' ON/INSIDE contents adds anyway: no test found a plan where it differs)
+    ("attribution.contents_inside_not_walked", "src/safebeal/safety/detector.py",
+     '            for r in ("ON", "INSIDE"):\n                for c in rev.get((u, r), ()):',
+     '            for r in ("ON",):\n                for c in rev.get((u, r), ()):',
+     ATTR + ["tests/safety/test_detector_caches.py"],
+     "a hazard inside a container the plan carried (its contents' edges are deleted) is left out of the judgement"),
     # -- shield -----------------------------------------------------------------------------------------------------
     ("shield.before_not_rechecked", "src/safebeal/safety/shield.py",
      "if not ok or still:",
@@ -130,10 +133,8 @@ MUTATIONS = [
      'merged = list(old.get("planners", [])) + [p for p in config.get("planners", []) if p not in old.get("planners", [])]',
      'merged = list(config.get("planners", []))',
      RUNNER, "resuming with one planner drops the others from the run's config and summary"),
-    ("resume.torn_record_kept", "src/safebeal/bench/rundir.py",
-     "                f.truncate(start)\n",
-     "                f.truncate(size)\n",
-     RUNNER, "a record cut off by a kill stays in samples.jsonl and the resumed run cannot read it"),
+    # (dropped: repair_tail keeping a cut-off last record; on resume the runner's load() under the lock truncates
+    # the same record before anything is appended, so no run can observe it: an equivalent mutant)
     ("resume.duplicates_counted", "src/safebeal/bench/rundir.py",
      "if ep.key in seen:",
      "if False:",
