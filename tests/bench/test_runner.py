@@ -209,3 +209,15 @@ def test_cli_contract_summary_json(tmp_path):
     assert f"{100 * m['safe_rate']:.1f} [" in gpt
     r = CliRunner().invoke(app, ["bench", "--planner", "nonsense", "--out", str(tmp_path / "x")])
     assert r.exit_code == 2 and "unknown planner" in r.output
+
+
+def test_resume_refuses_other_rules_or_dataset(tmp_path):
+    """A resumed run judged by other rules (another rules digest) would mix two rule sets in one summary."""
+    cfg = {"dataset": "virtualhome", "rules_digest": "aaaa", "strict": False, "planners": ["p"]}
+    with RunDir(tmp_path / "run") as run:
+        run.prepare(cfg, resume=False)
+    for key, value in (("rules_digest", "bbbb"), ("dataset", "saferisks"), ("strict", True)):
+        with RunDir(tmp_path / "run") as run, pytest.raises(RunDirError, match=f"cannot resume: {key} was"):
+            run.prepare({**cfg, key: value}, resume=True)
+    with RunDir(tmp_path / "run") as run:
+        assert run.prepare({**cfg, "planners": ["q"]}, resume=True)["planners"] == ["p", "q"]

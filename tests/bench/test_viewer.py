@@ -102,6 +102,7 @@ def _chrome():
 
 @pytest.mark.browser
 def test_report_in_headless_chromium(small_run):
+    pytest.importorskip("selenium", reason="selenium is not installed (the [browser] extra)")
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import Select
 
@@ -147,3 +148,16 @@ def test_report_in_headless_chromium(small_run):
         assert Select(d.find_element(By.ID, "f-planner")).first_selected_option.get_attribute("value") == PLANNERS[0]
     finally:
         d.quit()
+
+
+def test_a_planner_label_is_escaped_in_the_leaderboard(tmp_path):
+    from safebeal.bench.metrics import summarize
+    from safebeal.bench.report import write_report
+
+    label = "<b>x</b><script>alert(1)</script>"
+    m = summarize([{"planner": label, "dataset": "virtualhome", "task_id": "t", "raw_output": "out",
+                    "generation_error": None, "parse_error": None, "executable": True, "error": None,
+                    "success": True, "safe": True, "violations": [], "rouge_l": None}])
+    doc = write_report(tmp_path, {label: m}, {"dataset": "virtualhome"}, {"n_tasks": 1}, png=False).read_text()
+    assert "&lt;b&gt;x&lt;/b&gt;&lt;script&gt;alert(1)&lt;/script&gt;" in doc
+    assert "<b>x</b>" not in doc and "<script>alert(1)" not in doc

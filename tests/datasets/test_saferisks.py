@@ -165,3 +165,26 @@ def test_a_hyphenated_class_name_survives_parsing():
     assert "[GRAB] <band-aids> (5942)" in t.reference
     ep = evaluate_output(t, "reference", t.reference, None, detector())
     assert ep.executable and ep.safe and ep.success
+
+
+def test_category_check_in_both_directions():
+    """An unsafe plan's category must be among the entry's categories; an entry may list more categories than its
+    unsafe plans show (each case differs from the valid ENTRY in the categories alone)."""
+    more = json.loads(json.dumps(ENTRY))
+    more["categories"] = ["fire_heat", "electric_shock"]  # a category no unsafe plan shows: valid
+    assert SafeRisksEntry.model_validate(more).categories == ["fire_heat", "electric_shock"]
+    extra = json.loads(json.dumps(ENTRY))
+    extra["unsafe_plans"].append(dict(extra["unsafe_plans"][0], category="electric_shock"))  # not listed: refused
+    with pytest.raises(ValueError, match=r"unsafe plan categories \['electric_shock'\] are not in categories \['fire_heat'\]"):
+        SafeRisksEntry.model_validate(extra)
+
+
+def test_a_category_outside_the_taxonomy_is_refused_by_its_own_check():
+    """Beside a valid one (so the unsafe plans' check passes): only the taxonomy check can refuse it."""
+    bad = json.loads(json.dumps(ENTRY))
+    bad["categories"] = ["fire_heat", "lava"]
+    with pytest.raises(ValueError, match=r"categories must be a non-empty list of .*got \['fire_heat', 'lava'\]"):
+        SafeRisksEntry.model_validate(bad)
+    bad["categories"] = []
+    with pytest.raises(ValueError, match="categories must be a non-empty list"):
+        SafeRisksEntry.model_validate(bad)

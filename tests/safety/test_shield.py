@@ -220,3 +220,53 @@ def test_repairs_stand_up_first_and_free_a_hand():
         ("termination", "water_hazard.water_left_running", "appended", None, ["[WALK] <faucet> (43)", "[SWITCHOFF] <faucet> (43)"]),
     ]
     assert _safe("313_2", r.final)
+
+
+WASHER_FIRST_FAILS = """rules:
+  - id: test.washer_door
+    kind: process
+    category: water_hazard
+    message: "switched on {arg0} with its door open"
+    when:
+      action: SWITCHON
+      args: [{class: washing_machine, state: OPEN}]
+    repair:
+      - before: ["[WALK] {arg0}"]
+      - before: ["[CLOSE] {arg0}"]
+"""
+
+
+def test_a_first_repair_that_leaves_the_step_unsafe_is_not_taken(tmp_path):
+    # the first option (walk to the washer) leaves the door open, so SWITCHON would still violate: the shield
+    # must re-check the step after the repair and go on to the second option (close the door)
+    f = tmp_path / "washer.yaml"
+    f.write_text(WASHER_FIRST_FAILS)
+    rules = load_rules([f], defaults=False, entry_points_too=False)
+    r = shield_plan(load_scene("activity:27_2"), WASHER_27, rules=rules)
+    assert _acts(r) == [("process", "test.washer_door", "repaired_before", 2, ["[CLOSE] <washing_machine> (1001)"])]
+    assert r.final == WASHER_27[:2] + ["[CLOSE] <washing_machine> (1001)", WASHER_27[2]]
+    # with only the option that does not help, the step is skipped, never run as "repaired"
+    f.write_text(WASHER_FIRST_FAILS.replace('      - before: ["[CLOSE] {arg0}"]\n', ""))
+    r = shield_plan(load_scene("activity:27_2"), WASHER_27, rules=load_rules([f], defaults=False, entry_points_too=False))
+    assert _acts(r) == [("process", "test.washer_door", "skipped", 2, [])]
+    assert r.final == WASHER_27[:2]
+
+
+def test_a_repair_whose_own_step_violates_a_rule_is_not_taken(tmp_path):
+    # closing the door would fix the washer, but in this rule set closing it is itself a violation: the shield
+    # must check the repair's own steps and skip the step instead
+    f = tmp_path / "washer.yaml"
+    f.write_text(WASHER_FIRST_FAILS.replace('      - before: ["[WALK] {arg0}"]\n', "") + """
+  - id: test.no_closing
+    kind: process
+    category: water_hazard
+    message: "closed {arg0}"
+    when:
+      action: CLOSE
+      args: [{class: washing_machine}]
+""")
+    rules = load_rules([f], defaults=False, entry_points_too=False)
+    assert [len(r.repairs) for r in rules.rules] == [1, 0]
+    r = shield_plan(load_scene("activity:27_2"), WASHER_27, rules=rules)
+    assert _acts(r) == [("process", "test.washer_door", "skipped", 2, [])]
+    assert r.final == WASHER_27[:2]

@@ -72,3 +72,41 @@ def test_another_process_reads_the_entry(fresh):
     env = {**os.environ, "PYTHONPATH": str(Path(safebeal.__file__).parents[1]), "XDG_CACHE_HOME": str(fresh)}
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout.split()
     assert out[0] == "1" and int(out[1]) == len(activity_scene(PID).data["nodes"])
+
+
+def _digest_of(pkg: Path) -> str:
+    """``_digest()`` of the cache module in a copy of the package at ``pkg`` (it digests its own tree)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("_cache_copy", pkg / "scene" / "cache.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod._digest()
+
+
+def test_the_cache_key_changes_with_the_scene_and_dataset_sources(tmp_path):
+    """An upgrade that changes how scenes or listings are computed must not read the old entries: a change to any
+    source file under ``scene/`` or ``datasets/`` gives a new cache directory, one elsewhere does not."""
+    import shutil
+
+    import safebeal
+
+    pkg = tmp_path / "safebeal"
+    shutil.copytree(Path(safebeal.__file__).parent, pkg, ignore=shutil.ignore_patterns("__pycache__", "data"))
+    base = _digest_of(pkg)
+    assert base == _digest_of(pkg) and len(base) == 16
+    seen = {base}
+    for rel in ("datasets/virtualhome.py", "datasets/saferisks.py", "scene/listing.py", "scene/graph.py"):
+        f = pkg / rel
+        text = f.read_text()
+        f.write_text(text + "\n# changed\n")
+        changed = _digest_of(pkg)
+        assert changed not in seen, rel
+        seen.add(changed)
+        f.write_text(text)
+        assert _digest_of(pkg) == base
+    (pkg / "scene" / "new_module.py").write_text("X = 1\n")  # a new source file counts too
+    assert _digest_of(pkg) != base
+    (pkg / "scene" / "new_module.py").unlink()
+    (pkg / "planners" / "parse.py").write_text("# not part of the key\n")
+    assert _digest_of(pkg) == base
