@@ -149,7 +149,10 @@ def test_sweep_evaluates_each_model_with_the_benchmark(tiny_model, toy_data, tmp
                                                 "out": str(tmp_path / "sw"), "max_steps": 1, "progress": False})
     doc = run_sweep(cfg, "alpha", [0.5], EvalSettings("activity-test", limit=1, max_new_tokens=4))
     ev = doc["runs"][0]["eval"]
-    assert ev["n"] == 1 and ev["planner"].startswith("zero-shot:backend=hf:model=")
+    # the short label (planner/model); the full spec, with the model's path, is in the run's config.json
+    assert ev["n"] == 1 and ev["planner"] == "zero-shot/alpha_0.5:max_new_tokens=4"
+    config = json.loads((tmp_path / "sw" / "alpha_0.5" / "bench" / "config.json").read_text())
+    assert config["planner_specs"][ev["planner"]].startswith("zero-shot:backend=hf:model=")
     assert 0.0 <= ev["safe_rate"] <= 1.0 and 0.0 <= ev["success_rate"] <= 1.0
     summary = json.loads((tmp_path / "sw" / "alpha_0.5" / "bench" / "summary.json").read_text())
     assert list(summary) == [ev["planner"]]
