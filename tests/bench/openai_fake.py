@@ -12,6 +12,8 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+import pytest
+
 PLAN = "[WALK] <kitchen> (11)\n[FIND] <fridge> (12)"
 
 
@@ -74,3 +76,27 @@ class FakeServer:
     def task_ids(self, bodies=None) -> list:
         """The task of each request, read from its user message (``Task: ...`` line)."""
         return [b["messages"][-1]["content"].splitlines()[0] for b in (self.requests if bodies is None else bodies)]
+
+
+# -- shared by the bench tests that run against it ------------------------------------------------------------
+@pytest.fixture
+def server_factory(monkeypatch):
+    """Start fake servers (``make(script)``) with proxies and OPENAI_BASE_URL unset; all closed at the end."""
+    pytest.importorskip("openai")
+    for var in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy", "OPENAI_BASE_URL"):
+        monkeypatch.delenv(var, raising=False)
+    servers = []
+
+    def make(script=None):
+        s = FakeServer(script)
+        servers.append(s)
+        return s
+
+    yield make
+    for s in servers:
+        s.close()
+
+
+def backend(server, extra: str = "") -> str:
+    """The openai backend spec for a fake server: no key, no retries, 2 requests at a time."""
+    return f"openai:model=m,base_url={server.url},api_key_env=none,max_retries=0,concurrency=2" + extra

@@ -15,33 +15,13 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from openai_fake import PLAN, FakeServer, completion, error
+from openai_fake import PLAN, FakeServer, backend, completion, error, server_factory  # noqa: F401 (a fixture)
 from safebeal.bench.rundir import RunDir
 from safebeal.cli import app
 
 pytest.importorskip("openai")
 cli = CliRunner()
 RECORD_KEYS = ("prompt", "usage", "latency_s", "attempts", "finish_reason", "cache_hit")
-
-
-@pytest.fixture
-def server_factory(monkeypatch):
-    for var in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy", "OPENAI_BASE_URL"):
-        monkeypatch.delenv(var, raising=False)
-    servers = []
-
-    def make(script=None):
-        s = FakeServer(script)
-        servers.append(s)
-        return s
-
-    yield make
-    for s in servers:
-        s.close()
-
-
-def backend(server, extra: str = "") -> str:
-    return f"openai:model=m,base_url={server.url},api_key_env=none,max_retries=0,concurrency=2" + extra
 
 
 def bench(tmp_path, *args, out="run"):
