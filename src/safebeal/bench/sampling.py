@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import random
 from collections import OrderedDict
-from pathlib import Path
 from typing import Dict, List, Optional, Sequence
 
 from safebeal.errors import SafebealError
@@ -31,18 +30,12 @@ MAX_TASKS_FILE_BYTES = 16 * 1024 * 1024  #: a --tasks-file larger than this is r
 
 def read_tasks_file(path: str) -> List[str]:
     """The task ids of a ``--tasks-file``: one a line; blank lines and lines starting with ``#`` are skipped."""
-    p = Path(path)
+    from safebeal.capped import CappedReadError, read_capped_text
+
     try:
-        with open(p, "rb") as f:
-            raw = f.read(MAX_TASKS_FILE_BYTES + 1)
-    except OSError as exc:
-        raise SafebealError(f"--tasks-file {path}: cannot read: {exc.strerror or exc}") from None
-    if len(raw) > MAX_TASKS_FILE_BYTES:
-        raise SafebealError(f"--tasks-file {path}: larger than {MAX_TASKS_FILE_BYTES} bytes")
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise SafebealError(f"--tasks-file {path}: not UTF-8 (byte {exc.start})") from None
+        text = read_capped_text(path, MAX_TASKS_FILE_BYTES, what="tasks file")
+    except CappedReadError as exc:
+        raise SafebealError(f"--tasks-file {exc}") from None
     return [s.strip() for s in text.splitlines() if s.strip() and not s.strip().startswith("#")]
 
 
