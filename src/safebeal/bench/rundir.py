@@ -77,9 +77,6 @@ def atomic_write(path: Path | str, data: str | bytes, hint: str = "") -> None:
     write(path, data, hint, RunDirError)
 
 
-_atomic_write = atomic_write
-
-
 def _no_credentials(text: str) -> str:
     """``text`` without the userinfo (``user:secret@``) of any URL in it: config.json and summary.json never
     record credentials, wherever they came from (``OPENAI_BASE_URL``, ``base_url=`` in a spec, ``--backend``)."""
@@ -188,7 +185,7 @@ class RunDir:
             if overwrite and self.samples.exists():
                 self.samples.unlink()
             text = _no_credentials(json.dumps(config, indent=1, sort_keys=True))
-            _atomic_write(cfg_path, text + "\n")
+            atomic_write(cfg_path, text + "\n")
             config = json.loads(text)  # what the run records (and its report shows) is what config.json holds
         except BaseException:
             self.unlock()
@@ -277,7 +274,7 @@ class RunDir:
         episodes = self.load()
         keep = [e for e in episodes if e.generation_error is None and e.raw_output is not None]
         if len(keep) != len(episodes) or self.duplicates:
-            _atomic_write(self.samples, "".join(e.model_dump_json() + "\n" for e in keep))
+            atomic_write(self.samples, "".join(e.model_dump_json() + "\n" for e in keep))
         return len(episodes) - len(keep)
 
     def append(self, episodes: Iterable[Episode]) -> None:
