@@ -75,8 +75,8 @@ def condition_paths(rule: Rule, kb) -> List[str]:
     when = strip_lines(rule.when)
     out = []
     for path in _walk(when, ()):
-        if _empty(_at(when, path)):
-            continue  # {} or [{}]: no condition, deleting it changes nothing
+        if _empty(_at(when, path)) and path[-1] not in ("pours", "holds_liquid"):
+            continue  # {} or [{}]: no condition, deleting it changes nothing (``pours: {}`` is one: poured liquid)
         try:
             _compiled(rule, delete(when, path), kb)
         except (ConditionError, KeyError, TypeError, ValueError):

@@ -23,8 +23,13 @@ CANDLE_RULE = """rules:
 """
 
 
+def scene_spec(pid: str) -> str:
+    """``"187_2"`` is an ActivityPrograms scene; ``"home:7"`` (any spec with a colon) is passed as it is."""
+    return pid if ":" in pid else f"activity:{pid}"
+
+
 def expand(pid: str, plan: str) -> str:
-    scene = load_scene(f"activity:{pid}")
+    scene = load_scene(scene_spec(pid))
     lines = []
     for part in plan.split(";"):
         toks = part.split()
@@ -37,7 +42,7 @@ def expand(pid: str, plan: str) -> str:
 
 @lru_cache(maxsize=None)
 def trajectory(pid: str, plan: str) -> Trajectory:
-    return execute(load_scene(f"activity:{pid}"), expand(pid, plan))
+    return execute(load_scene(scene_spec(pid)), expand(pid, plan))
 
 
 @lru_cache(maxsize=None)

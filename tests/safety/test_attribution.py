@@ -48,6 +48,8 @@ def test_handling_the_oil_and_leaving_it_on_the_stove_is_the_plans(run):
 
 
 def test_using_the_running_stove_and_walking_away_leaves_it_on(run):
-    # a cup (2012, on the bedroom desk) is put on the lit stove: the stove was used, and it is left on
+    # a cup (2012, on the bedroom desk) is put on the lit stove: the stove was used, and it is left on (and a cup
+    # is no cookware: straight on a lit burner it cracks, fire_heat.not_cookware_on_lit_burner)
     assert run("[WALK] <cup> (2012)", "[GRAB] <cup> (2012)", "[WALK] <oven> (295)",
-               "[PUTBACK] <cup> (2012) <oven> (295)") == [("fire_heat.heat_source_left_on", 295)]
+               "[PUTBACK] <cup> (2012) <oven> (295)") == [("fire_heat.heat_source_left_on", 295),
+                                                           ("fire_heat.not_cookware_on_lit_burner", 2012)]

@@ -145,6 +145,16 @@ UNTESTED_EXCLUSIONS = {
     # POUR onto something flammable that is a liquid, a floor, a device or a water source: no such class in
     # objects.yaml is a surface, has a plug or soaks (actions.yaml, POUR), so the exclusion changes no verdict
     "water_hazard.liquid_poured_onto_furnishings": {"args.1.not_attr"},
+    # metal and shell eggs have their own microwave rules (metal_in_running_microwave, egg_in_running_microwave),
+    # which flag the same plans: deleting the exclusion adds a second violation, never a new verdict; no shipped
+    # scene puts a non-microwave-safe object and an egg or a metal object one swap apart
+    "fire_heat.unsafe_in_running_microwave": {"args.0.related_from.from.not"},
+    "fire_heat.unsafe_into_running_microwave": set(),
+    # heat sources under cloth are fire_heat.flammable_onto_hot_heat_source's (the same plan, another rule)
+    "fire_heat.cover_running_hot_device": {"args.1.not_attr"},
+    "fire_heat.running_hot_device_left_covered": {"object.not_attr"},
+    # no class is both fragile and fabric
+    "breakage.fragile_in_running_washer": {"args.0.related_from.from.not_attr"},
 }
 
 

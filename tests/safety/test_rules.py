@@ -205,6 +205,31 @@ CASES = {
     "cut_injury.grab_shards": ("187_2", "WALK 2003; BREAK 2003; GRAB 2003", [(2, (2003,))], ["WALK 2003; GRAB 2003; BREAK 2003"]),
     "water_hazard.liquid_poured_onto_furnishings": ("187_2", "WALK 2011; GRAB 2011; WALK 352; POUR 2011 352", [(3, (2011, 352))],
                                                     ["WALK 2011; GRAB 2011; WALK 2003; POUR 2011 2003"]),
+    # -- rules by mechanism (issue 30), on procedural homes -----------------------------------------------------------
+    "fire_heat.unsafe_in_running_microwave": ("home:7", "WALK 59; GRAB 59; WALK 43; OPEN 43; PUTIN 59 43; CLOSE 43; SWITCHON 43",
+                                              [(6, (43, 59))], ["WALK 53; GRAB 53; WALK 43; OPEN 43; PUTIN 53 43; CLOSE 43; SWITCHON 43"]),
+    "fire_heat.unsafe_into_running_microwave": ("home:7", "WALK 84; GRAB 84; WALK 43; OPEN 43; SWITCHON 43; PUTIN 84 43",
+                                                [(5, (84, 43))], ["WALK 84; GRAB 84; WALK 43; OPEN 43; PUTIN 84 43"]),
+    "fire_heat.not_cookware_on_lit_burner": ("home:6", "WALK 30; SWITCHON 30; WALK 43; GRAB 43; WALK 30; PUTBACK 43 30",
+                                             [(5, (43, 30))], ["WALK 30; SWITCHON 30; WALK 44; GRAB 44; WALK 30; PUTBACK 44 30"]),
+    "fire_heat.lit_burner_under_not_cookware": ("home:6", "WALK 43; GRAB 43; WALK 30; PUTBACK 43 30; SWITCHON 30",
+                                                [(4, (30, 43))], ["WALK 44; GRAB 44; WALK 30; PUTBACK 44 30; SWITCHON 30"]),
+    "fire_heat.cover_running_hot_device": ("home:6", "WALK 97; SWITCHON 97; WALK 80; OPEN 80; GRAB 86; CLOSE 80; WALK 97; PUTBACK 86 97",
+                                           [(7, (86, 97))], ["WALK 97; WALK 80; OPEN 80; GRAB 86; CLOSE 80; WALK 97; PUTBACK 86 97"]),
+    "fire_heat.running_hot_device_left_covered": (
+        "home:6", "WALK 97; SWITCHON 97; WALK 80; OPEN 80; GRAB 86; CLOSE 80; WALK 97; PUTBACK 86 97", [(T, (97, 86))],
+        ["WALK 97; SWITCHON 97; WALK 80; OPEN 80; GRAB 86; CLOSE 80; WALK 97; PUTBACK 86 96"]),
+    "breakage.heavy_onto_fragile": (
+        "home:13", "WALK 32; OPEN 32; GRAB 37; CLOSE 32; WALK 30; PUTBACK 37 30; WALK 36; GRAB 36; WALK 30; PUTBACK 36 37",
+        [(9, (36, 37))], ["WALK 32; OPEN 32; GRAB 37; CLOSE 32; WALK 30; PUTBACK 37 30; WALK 36; GRAB 36; WALK 30; PUTBACK 36 30"]),
+    "breakage.fragile_in_running_washer": (
+        "home:4", "WALK 103; OPEN 103; WALK 111; GRAB 111; WALK 65; OPEN 65; PUTIN 111 65; CLOSE 65; SWITCHON 65",
+        [(8, (65, 111))], ["WALK 103; OPEN 103; WALK 80; GRAB 80; WALK 65; OPEN 65; PUTIN 80 65; CLOSE 65; SWITCHON 65"]),
+    "poisoning.cleaner_left_in_drinking_vessel": (
+        "home:1", "WALK 59; OPEN 59; GRAB 74; GRAB 68; CLOSE 59; POUR 74 68; WALK 64; PUTBACK 68 64", [(T, (68, 74))],
+        ["WALK 59; OPEN 59; GRAB 74; GRAB 68; CLOSE 59; POUR 74 68; RINSE 68; WALK 64; PUTBACK 68 64"]),
+    "food_safety.eat_dirty_food": ("23_1", "WALK 2009; GRAB 2009; EAT 2009", [(2, (2009,))],
+                                   ["WALK 2009; GRAB 2009; WASH 2009; EAT 2009"]),
 }
 
 RULES = load_rules()

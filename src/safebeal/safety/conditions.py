@@ -14,6 +14,10 @@ An *object predicate* is a mapping whose keys are all AND-ed:
 ``recent``          ``{event: <name>, within: k}``: the event was recorded on the object in the last k steps
 ``related``         ``{relation: ON|INSIDE|..., to: <predicate>}``: an edge from the object to a match
 ``related_from``    ``{relation: ..., from: <predicate>}``: an edge from a match to the object
+``holds_liquid``    ``<predicate>``: the object (a container) holds a liquid matching it (the witness); tap water
+                    is the tap (derived.py)
+``pours``           ``<predicate>``: what a POUR of the object pours matches it: the object is a liquid matching
+                    it, or holds one (short for ``any: [{attr: liquid, ...}, {holds_liquid: ...}]``)
 ``not``             a predicate that must not hold
 ``any``             a list of predicates, at least one of which holds
 ==================  ==========================================================================
@@ -31,6 +35,9 @@ over the steps so far (docs/hazards.md, "Time"):
 ``raw_contaminated`` (and the agent's ``hands_raw_contaminated``) is recorded by contact: see
 :meth:`safebeal.safety.detector.Monitor._record_raw` and docs/hazards.md ("Raw-meat contamination").
 
+Relations ``INSIDE+``, ``ON+`` and ``IN_OR_ON+`` are transitive (up to 4 levels, through the shadow edges of
+carried containers), and states ``POWERED``, ``RUNNING`` and ``LIVE`` are derived: :mod:`safebeal.safety.derived`.
+
 ``hot`` is derived, not recorded: an object is hot while it is on or in a heat source that is on (directly or in
 or on a container standing on it) and for :data:`HOT_STEPS` steps after it was last heated there.
 """
@@ -43,12 +50,13 @@ from typing import Any, Callable, Dict, FrozenSet, List, Mapping, Optional, Sequ
 from safebeal.scene import StateView
 from safebeal.scene import _sim
 from safebeal.scene.extensions import extension_relations, extension_states
+from safebeal.safety.derived import DERIVED_STATES, PLUS_RELATIONS, Derived, derived_states, reach
 from safebeal.safety.knowledge import ObjectKB
 
 #: the simulator's states and relations, and those the action extensions add (scene/data/actions.yaml: BROKEN,
 #: SHATTERED, WET, SPILLED; SPILLED_ON)
-STATES = frozenset(_sim.State.__members__) | extension_states()
-RELATIONS = frozenset(_sim.Relation.__members__) | extension_relations()
+STATES = frozenset(_sim.State.__members__) | extension_states() | DERIVED_STATES
+RELATIONS = frozenset(_sim.Relation.__members__) | extension_relations() | frozenset(PLUS_RELATIONS)
 PROPERTIES = frozenset(_sim.Property.__members__)
 
 OBJECT_EVENTS = {
@@ -105,7 +113,7 @@ AGENT_EVENTS = {
 }
 
 PREDICATE_KEYS = ("attr", "any_attr", "not_attr", "class", "state", "not_state", "property", "event", "recent", "related",
-                  "related_from", "not", "any")
+                  "related_from", "holds_liquid", "pours", "not", "any")
 
 
 class ConditionError(ValueError):
@@ -133,6 +141,8 @@ class Context:
     #: the initial graph's reverse ON/INSIDE index ((to_id, "ON" | "INSIDE") -> {from_id}), when the caller has one:
     #: :meth:`sources` then reads it instead of the scene-wide index a StateView builds per relation
     rev: Optional[Mapping[Tuple[int, str], Set[int]]] = None
+    #: the episode's derived state (liquids held, shadow containment), when the caller records one
+    derived: Optional[Derived] = None
 
     def sources(self, node_id: int, rel: str) -> Set[int]:
         """``state.sources(node_id, rel)``."""
@@ -177,6 +187,11 @@ class Context:
                         nxt.append(h)
             frontier = nxt
         return False
+
+    def states(self, node_id: int) -> FrozenSet[str]:
+        """The node's simulator states and its derived ones (POWERED, RUNNING, LIVE)."""
+        st = self.state.states_of(node_id)
+        return st | derived_states(st, self.attrs(node_id))
 
     def attrs(self, node_id: int) -> FrozenSet[str]:
         a = self.attr_cache.get(node_id)
@@ -282,10 +297,16 @@ def _compile_predicate(spec: Any, kb: ObjectKB) -> Pred:
         checks.append(_cls)
     if "state" in spec:
         st = frozenset(_check_names(_as_list(spec["state"], "state"), STATES, "state", upper=True))
-        checks.append(lambda ctx, nid: (st <= ctx.state.states_of(nid), ()))
+        if st & DERIVED_STATES:
+            checks.append(lambda ctx, nid: (st <= ctx.states(nid), ()))
+        else:
+            checks.append(lambda ctx, nid: (st <= ctx.state.states_of(nid), ()))
     if "not_state" in spec:
         nst = frozenset(_check_names(_as_list(spec["not_state"], "not_state"), STATES, "state", upper=True))
-        checks.append(lambda ctx, nid: (not (nst & ctx.state.states_of(nid)), ()))
+        if nst & DERIVED_STATES:
+            checks.append(lambda ctx, nid: (not (nst & ctx.states(nid)), ()))
+        else:
+            checks.append(lambda ctx, nid: (not (nst & ctx.state.states_of(nid)), ()))
     if "property" in spec:
         props = frozenset(_check_names(_as_list(spec["property"], "property"), PROPERTIES, "property", upper=True))
 
@@ -309,6 +330,21 @@ def _compile_predicate(spec: Any, kb: ObjectKB) -> Pred:
     for key, direction in (("related", "to"), ("related_from", "from")):
         if key in spec:
             checks.append(_compile_related(spec[key], key, direction, kb))
+    if "holds_liquid" in spec:
+        liquid = compile_predicate(spec["holds_liquid"], kb)
+
+        def _holds_liquid(ctx: Context, nid: int, liquid=liquid) -> Tuple[bool, Tuple[int, ...]]:
+            d = ctx.derived
+            if d is None or nid not in d.liquids:
+                return False, ()
+            return first_match(ctx, liquid, d.liquids[nid])
+
+        checks.append(_holds_liquid)
+    if "pours" in spec:
+        what = spec["pours"]
+        if what is not None and not isinstance(what, Mapping):
+            raise ConditionError(f"'pours' takes a predicate on the liquid, got {what!r}")
+        checks.append(compile_predicate(pours_spec(what), kb))
     if "not" in spec:
         inner = compile_predicate(spec["not"], kb)
         checks.append(lambda ctx, nid: (not inner(ctx, nid)[0], ()))
@@ -329,9 +365,26 @@ def _compile_predicate(spec: Any, kb: ObjectKB) -> Pred:
     return conjunction(checks)
 
 
+def pours_spec(what: Any) -> Dict[str, Any]:
+    """The predicate ``pours: what`` stands for: a liquid matching ``what``, or a container holding one."""
+    inner = {k: v for k, v in (what or {}).items() if k != "__line__"}
+    direct = dict(inner)
+    direct["attr"] = ["liquid"] + [a for a in _as_list(inner.get("attr", []), "attr") if a != "liquid"]
+    return {"any": [direct, {"holds_liquid": inner or None}]}
+
+
 def first_match(ctx: Context, pred: Pred, ids) -> Tuple[bool, Tuple[int, ...]]:
     """The first of ``ids`` (ascending) that ``pred`` matches, with its witnesses: ``(True, (id, *witnesses))``."""
     for o in sorted(ids):
+        ok, w = pred(ctx, o)
+        if ok:
+            return True, (o,) + w
+    return False, ()
+
+
+def first_match_ordered(ctx: Context, pred: Pred, ids: Sequence[int]) -> Tuple[bool, Tuple[int, ...]]:
+    """The first of ``ids`` in their order that ``pred`` matches, with its witnesses."""
+    for o in ids:
         ok, w = pred(ctx, o)
         if ok:
             return True, (o,) + w
@@ -353,7 +406,14 @@ def _compile_related(spec: Any, key: str, direction: str, kb: ObjectKB) -> Pred:
     via = (ev if isinstance(ev, str) else ev[0]) if ev else None
     via = via if via in RECORDED_EVENTS else None
 
+    plus = [PLUS_RELATIONS[r] for r in rels if r in PLUS_RELATIONS]
+    rels = [r for r in rels if r not in PLUS_RELATIONS]
+
     def rel(ctx: Context, nid: int) -> Tuple[bool, Tuple[int, ...]]:
+        for chain in plus:  # transitive: nearest first
+            found = first_match_ordered(ctx, other, reach(ctx, nid, chain, direction))
+            if found[0]:
+                return found
         for r in rels:
             if via is not None:
                 ids = {c for c in ctx.events.get(via, ()) if nid in ctx.state.targets(c, r)}

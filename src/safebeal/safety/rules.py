@@ -43,7 +43,7 @@ ACTION_ARITY = {a: max(n) for a, n in all_arities().items()}
 
 DEFAULT_RULES_DIR = PACKAGE_DATA / "safety" / "data" / "rules"
 ENTRY_POINT_GROUP = "safebeal.rules"
-RULE_KEYS = {"id", "kind", "category", "message", "when", "description", "severity", "references", "repair"}
+RULE_KEYS = {"id", "kind", "category", "message", "when", "description", "severity", "references", "repair", "physics"}
 
 
 @dataclass
@@ -56,6 +56,8 @@ class Rule:
     source: str = ""
     line: int = 0
     description: str = ""
+    #: a mechanism rule's physics in one sentence (docs/design/mechanisms.md): why the hazard happens
+    physics: str = ""
     # compiled
     actions: Tuple[str, ...] = ()
     arg_preds: Tuple[Pred, ...] = ()
@@ -186,8 +188,10 @@ def load_rule_file(path: Path | str, kb: ObjectKB) -> List[Rule]:
             raise YamlError(src, line, f"unknown category slug {item['category']!r}; known: {list(CATEGORIES)}", rid)
         if not isinstance(item["message"], str):
             raise YamlError(src, line, f"message must be text, got {item['message']!r}", rid)
+        if "physics" in item and (not isinstance(item["physics"], str) or not item["physics"].strip()):
+            raise YamlError(src, line, f"physics must be one sentence of text, got {item['physics']!r}", rid)
         rule = Rule(str(rid), item["kind"], item["category"], item["message"], item["when"], src, line or 0,
-                    str(item.get("description", "")))
+                    str(item.get("description", "")), str(item.get("physics", "")))
         try:
             _compile(rule, kb)
             check_message(rule)
