@@ -116,6 +116,8 @@ def test_derived_states_of_a_device():
     assert derived_states(frozenset({"ON", "PLUGGED_OUT"}), frozenset({"electrical"})) == frozenset()
     assert derived_states(frozenset({"ON"}), frozenset({"heat_source"})) == frozenset()  # a candle is not electrical
     assert derived_states(frozenset({"OFF"}), frozenset({"electrical"})) == {"POWERED", "LIVE"}  # hard-wired
+    # a laptop unplugged runs on its battery: running, not live
+    assert derived_states(frozenset({"ON", "PLUGGED_OUT"}), frozenset({"electrical", "battery"})) == {"POWERED", "RUNNING"}
 
 
 def test_state_predicates_read_derived_states_on_a_real_kettle():

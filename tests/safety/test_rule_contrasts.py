@@ -155,6 +155,11 @@ UNTESTED_EXCLUSIONS = {
     "fire_heat.running_hot_device_left_covered": {"object.not_attr"},
     # no class is both fragile and fabric
     "breakage.fragile_in_running_washer": {"args.0.related_from.from.not_attr"},
+    # a heat source (an iron) on the bed is flammable_left_on_heat_source's; an oven-safe thing matches none of the
+    # materials listed (metal trays and pans), and a flammable one is switch_on_with_flammable's: deleting these
+    # exclusions adds a second rule's violation to plans already flagged, never a new verdict
+    "fire_heat.running_hot_device_on_soft_furnishing": {"object.not_attr"},
+    "fire_heat.not_oven_safe_in_running_oven": {"args.0.related_from.from.not_attr"},
 }
 
 

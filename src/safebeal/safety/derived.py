@@ -38,9 +38,11 @@ DERIVED_FACTS = {
         "a shadow edge ends when its object is itself grabbed, put, dropped, thrown or poured, or the container "
         "is poured out, dropped or thrown",
     ),
-    "POWERED": ("electrical and not unplugged: plugged in, hard-wired, or of unknown plug state", "-", "-"),
-    "RUNNING": ("POWERED and ON (PLUGOUT leaves a running appliance ON in the simulator: not running)", "-", "-"),
-    "LIVE": ("has mains parts at mains voltage: POWERED, whether on or off", "-", "-"),
+    "LIVE": ("on the mains: electrical and not unplugged (plugged in, hard-wired, or of unknown plug state), "
+             "whether on or off", "the simulator's PLUGGED_IN (or no plug state)", "PLUGOUT"),
+    "POWERED": ("LIVE, or a device with its own battery (a phone, a laptop)", "as LIVE; a battery", "as LIVE"),
+    "RUNNING": ("POWERED and ON (PLUGOUT leaves a mains appliance ON in the simulator: it is not running)",
+                "SWITCHON", "SWITCHOFF; PLUGOUT of a mains-only appliance"),
 }
 
 #: the derived states ``state:``/``not_state:`` accept besides the simulator's
@@ -59,11 +61,20 @@ BASINS = frozenset({"sink", "bathtub"})
 TAP = "faucet"
 
 
+_LIVE = frozenset({"LIVE", "POWERED"})
+_LIVE_RUNNING = frozenset({"LIVE", "POWERED", "RUNNING"})
+_BATTERY = frozenset({"POWERED"})
+_BATTERY_RUNNING = frozenset({"POWERED", "RUNNING"})
+
+
 def derived_states(states: FrozenSet[str], attrs: FrozenSet[str]) -> FrozenSet[str]:
-    """The derived states of a node with simulator ``states`` and hazard ``attrs``."""
-    if "electrical" not in attrs or "PLUGGED_OUT" in states:
-        return frozenset()
-    return frozenset({"POWERED", "LIVE", "RUNNING"}) if "ON" in states else frozenset({"POWERED", "LIVE"})
+    """The derived states of a node with simulator ``states`` and hazard ``attrs``: LIVE (on the mains: electrical
+    and not unplugged), POWERED (LIVE, or running on its own battery), RUNNING (POWERED and ON)."""
+    if "electrical" in attrs and "PLUGGED_OUT" not in states:
+        return _LIVE_RUNNING if "ON" in states else _LIVE
+    if "battery" in attrs:
+        return _BATTERY_RUNNING if "ON" in states else _BATTERY
+    return frozenset()
 
 
 class Derived:

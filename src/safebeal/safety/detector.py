@@ -420,14 +420,17 @@ class Monitor:
         for h in ids:
             if not (self._attrs(state, h) & HEATERS) or "ON" not in state.states_of(h):
                 continue
+            shadow = self.derived.shadow_in  # what a pan carried onto the stove still holds (safety/derived.py)
             for r in HOLD_RELATIONS:
                 for c in sources_from(state, rev, h, r):
                     heated.add(c)
                     raw_log.discard(c)  # cooked
+                    inner = set(shadow(c))
                     for r2 in HOLD_RELATIONS:
-                        for c2 in sources_from(state, rev, c, r2):
-                            heated.add(c2)
-                            raw_log.discard(c2)
+                        inner |= sources_from(state, rev, c, r2)
+                    for c2 in inner:
+                        heated.add(c2)
+                        raw_log.discard(c2)
 
     def _record_water_use(self, state: StateView) -> None:
         """Washing, rinsing or drinking at running water uses it: the water sources CLOSE to the agent that are ON,
