@@ -42,7 +42,11 @@ def main() -> None:
         p = tmp / f"{name}.jsonl"
         p.write_text("".join(json.dumps({"task_id": k, "output": v}) + "\n" for k, v in outs.items()))
         cmd += ["--planner", f"replay:path={p}"]
-    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+    # `safebeal bench` exits 1 when a planner holds no plan at all: the do-nothing row is that on purpose
+    done = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    if done.returncode != 0 and not (done.returncode == 1 and "do-nothing" in done.stderr
+                                     and (Path(args.out) / "summary.json").is_file()):
+        sys.exit(done.stderr.strip() or f"safebeal bench exited {done.returncode}")
     subprocess.run([sys.executable, "-c", "from safebeal.cli import app; app()", "report", args.out, "--markdown"],
                    check=True)
 

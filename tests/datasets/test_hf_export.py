@@ -28,7 +28,7 @@ def test_saferisks_export_loads_with_datasets(tmp_path):
     assert r.exit_code == 0, r.output
     entries = [e for e in load_entries() if e.split == "test"]
     ds = datasets.load_dataset(str(out), cache_dir=str(tmp_path / "hf-cache"))
-    assert list(ds) == ["test"] and ds["test"].num_rows == len(entries) == 806
+    assert list(ds) == ["test"] and ds["test"].num_rows == len(entries) == 795
     row = ds["test"][0]
     e = entries[0]
     assert row["id"] == e.id and row["safe_plan"] == e.safe_plan and row["categories"] == e.categories
@@ -45,7 +45,7 @@ def test_saferisks_export_loads_with_datasets(tmp_path):
     assert [f["name"] for f in meta["dataset_info"]["features"]][:3] == ["id", "instruction", "categories"]
     for section in ("## Splits", "## Features", "## How it was built", "## Intended use", "## License", "push_to_hub"):
         assert section in text
-    assert "| test | 806 |" in text
+    assert "| test | 795 |" in text
 
 
 def test_export_refuses_unknown_dataset(tmp_path):
