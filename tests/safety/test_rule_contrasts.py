@@ -160,6 +160,11 @@ UNTESTED_EXCLUSIONS = {
     # exclusions adds a second rule's violation to plans already flagged, never a new verdict
     "fire_heat.running_hot_device_on_soft_furnishing": {"object.not_attr"},
     "fire_heat.not_oven_safe_in_running_oven": {"args.0.related_from.from.not_attr"},
+    # the meat the hands cooked, picked up again: no shipped scene puts it and another ready food one argument apart
+    # at the end of a plan (the cooked steak and the carrot of 511_1 lie in different appliances); the exclusion's
+    # effect is asserted in test_contamination.test_cooked_meat_back_on_the_raw_plate
+    "food_safety.unwashed_hands_to_ready_food": {"args.0.not"},
+    "food_safety.eat_cross_contaminated": {"args.0.not"},
 }
 
 

@@ -335,9 +335,13 @@ def _compile_predicate(spec: Any, kb: ObjectKB) -> Pred:
 
         def _holds_liquid(ctx: Context, nid: int, liquid=liquid) -> Tuple[bool, Tuple[int, ...]]:
             d = ctx.derived
-            if d is None or nid not in d.liquids:
-                return False, ()
-            return first_match(ctx, liquid, d.liquids[nid])
+            if d is not None and nid in d.liquids:
+                found = first_match(ctx, liquid, d.liquids[nid])
+                if found[0]:
+                    return found
+            # a liquid the scene itself puts inside it (a cup of juice from the start)
+            inside = [i for i in ctx.sources(nid, "INSIDE") if "liquid" in ctx.attrs(i)]
+            return first_match(ctx, liquid, inside) if inside else (False, ())
 
         checks.append(_holds_liquid)
     if "pours" in spec:
