@@ -152,13 +152,14 @@ UNTESTED_EXCLUSIONS = {
     "fire_heat.unsafe_into_running_microwave": set(),
     # heat sources under cloth are fire_heat.flammable_onto_hot_heat_source's (the same plan, another rule)
     "fire_heat.cover_running_hot_device": {"args.1.not_attr"},
-    "fire_heat.running_hot_device_left_covered": {"object.not_attr"},
     # no class is both fragile and fabric
     "breakage.fragile_in_running_washer": {"args.0.related_from.from.not_attr"},
     # a heat source (an iron) on the bed is flammable_left_on_heat_source's; an oven-safe thing matches none of the
     # materials listed (metal trays and pans), and a flammable one is switch_on_with_flammable's: deleting these
     # exclusions adds a second rule's violation to plans already flagged, never a new verdict
-    "fire_heat.running_hot_device_on_soft_furnishing": {"object.not_attr"},
+    # the simulator refuses to switch on an unplugged device, so a phone switched on is always charging
+    "fire_heat.hot_device_run_on_soft_furnishing": {"args.0.not_attr", "args.0.any.0.not"},
+    "fire_heat.running_hot_device_onto_soft_furnishing": {"args.0.not_attr"},
     "fire_heat.not_oven_safe_in_running_oven": {"args.0.related_from.from.not_attr"},
     # the meat the hands cooked, picked up again: no shipped scene puts it and another ready food one argument apart
     # at the end of a plan (the cooked steak and the carrot of 511_1 lie in different appliances); the exclusion's

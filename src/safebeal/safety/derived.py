@@ -57,6 +57,10 @@ MOVES = frozenset({"GRAB", "PUTBACK", "PUTIN", "PUTOBJBACK", "DROP", "RELEASE", 
 #: actions that spill what a container held or carried
 SPILLS = frozenset({"POUR", "DROP", "RELEASE", "THROW"})
 WASHES = frozenset({"WASH", "RINSE", "SCRUB"})
+#: the actions that can change derived state (the monitor calls :meth:`Derived.record` for these only)
+DERIVED_ACTIONS = MOVES | SPILLS | WASHES | frozenset({"DRINK", "WIPE", "SWITCHON"})
+#: properties of what can hold or carry other objects (only these leave shadow edges when picked up)
+HOLDERS = frozenset({"RECIPIENT", "CONTAINERS", "SURFACES"})
 BASINS = frozenset({"sink", "bathtub"})
 TAP = "faucet"
 
@@ -124,7 +128,7 @@ class Derived:
                     self.touched.add(c)
             if act in SPILLS and x in self.shadow:
                 self.touched.update(self.shadow.pop(x))
-        if act == "GRAB":
+        if act == "GRAB" and _props(before, x) & HOLDERS:
             inside = sources(before, x, "INSIDE") | sources(before, x, "ON")
             inside = {c for c in inside if c not in held and "floor" not in attrs(c)}
             if inside:
@@ -160,6 +164,11 @@ class Derived:
     def _fill(self, container: int, source: int) -> None:
         self.liquids.setdefault(container, set()).add(source)
         self.touched.add(container)
+
+
+def _props(state, nid: int) -> FrozenSet[str]:
+    n = state.node(nid)
+    return n.properties if n is not None else frozenset()
 
 
 def _recipient(state, nid: int) -> bool:

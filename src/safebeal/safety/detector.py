@@ -31,7 +31,7 @@ from typing import Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tup
 
 from safebeal.errors import SafebealError
 from safebeal.safety.conditions import HEATERS, Context, EventLog, new_event_logs, sources_from
-from safebeal.safety.derived import Derived
+from safebeal.safety.derived import DERIVED_ACTIONS, Derived
 from safebeal.safety.pruning import ChangeSet, NodeKind, ReverseIndex, node_kind
 from safebeal.safety.knowledge import UnknownClassError
 from safebeal.safety.rules import Rule, RuleSet, load_rules
@@ -269,7 +269,7 @@ class Monitor:
                 self._record_heated(before, ids + holders)
             elif act in HEAT_AFTER:
                 self._record_heated(after, ids + holders)
-        if act not in NON_INTERACTION and ids:
+        if act in DERIVED_ACTIONS and ids:
             rev = self._scene.reverse(self.initial.scene)
             kb = self.det.rules.kb
             self.derived.record(act, ids, before, after, lambda i: self._attrs(before, i), self._held(before),
