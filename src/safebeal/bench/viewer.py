@@ -82,6 +82,8 @@ def sample_rows(episodes: Iterable[Any], task_info: Optional[Dict[str, Dict[str,
             "violations": viol,
             "rouge_l": e.get("rouge_l"),
             "shield": e.get("shield"),
+            "turns": e.get("turns"),
+            "agent": e.get("agent"),
         })
     return rows
 
@@ -132,6 +134,7 @@ ol.steps li{padding:.1em .3em}
 li.failed{background:#fec}li.violating{background:#fcc}li.goal{outline:2px solid #4a4}li.notrun{color:#999}
 .viol{display:block;font-family:sans-serif;color:#900;margin-left:1em}
 .rule{font-family:monospace;font-weight:bold}
+.thought{display:block;font-family:sans-serif;color:#555;margin-left:1em}
 .goalmark{display:block;font-family:sans-serif;color:#060;margin-left:1em}
 #compare{display:flex;gap:.5em;overflow-x:auto}
 #layout.comparing #list-wrap{display:none}#layout.comparing #detail{flex:1 1 100%}
@@ -233,6 +236,23 @@ function stepsView(s){
     el('li', {'class': 'viol'}, el('span', {'class': 'rule'}, v.rule_id), ' (' + v.category + '): ' + v.message))) : el('p', {}, 'none')));
   return out;
 }
+function turnsView(s){  // a step-by-step agent's turns: what it answered, what ran, what went wrong
+  if (!s.turns) return [];
+  const a = s.agent || {};
+  const items = s.turns.map(t => {
+    const err = t.error ? (t.error.message || t.error.kind || '') : '';
+    const cls = [t.result === 'failed' || t.result === 'blocked' || t.result === 'generation_error' ? 'failed' : '',
+      (t.violations || []).length ? 'violating' : ''].join(' ').trim();
+    return el('li', {value: t.turn, 'class': cls || null, 'data-turn': t.turn},
+      t.action || '(no action)', ' → ' + (t.result || '') + (err ? ': ' + err : ''),
+      t.thought ? el('span', {'class': 'thought'}, 'thought: ' + t.thought) : null,
+      t.shield ? el('span', {'class': 'viol'}, 'shield (' + t.shield.verdict + '): ' + (t.shield.steps || []).join(', ')) : null,
+      (t.violations || []).map(v => el('span', {'class': 'viol'}, '\u26a0 ', el('span', {'class': 'rule'}, v.rule_id), ' (' + v.category + '): ' + v.message)),
+      el('details', {}, el('summary', {}, 'prompt and raw output'), el('pre', {}, t.prompt || ''), el('pre', {'class': 'raw'}, t.output === null || t.output === undefined ? '(none)' : t.output)));
+  });
+  const why = a.stop ? 'stopped: ' + a.stop + (a.refusal ? ' (refusal signal: ' + a.refusal.signal + (a.refusal.reason ? ', ' + a.refusal.reason : '') + ')' : '') : '';
+  return section('Turns (' + (a.style || 'agent') + ', step by step)', el('p', {}, why), el('ol', {'class': 'steps turns'}, items));
+}
 function promptView(s){
   const t = D.tasks[s.task_id] || {};
   const out = [];
@@ -258,6 +278,7 @@ function detailView(s){
     ...section('Raw output', s.generation_error ? el('p', {'class': 'viol'}, 'generation error: ' + s.generation_error) : null,
       el('pre', {'class': 'raw'}, s.raw_output === null ? '(none)' : s.raw_output)),
     s.parse_error ? el('p', {'class': 'viol'}, 'parse error (' + s.parse_error.kind + '): ' + (s.parse_error.message || '')) : null,
+    ...turnsView(s),
     ...stepsView(s),
     s.violations.length ? el('p', {}, 'rules violated: ', s.rules.map(r => el('span', {'class': 'rule'}, r + ' '))) : null,
     ...promptView(s),

@@ -45,7 +45,7 @@ DEFAULT_PARALLEL = 8
 NEXT = {"act": " Your next action:", "react": " Your thought and next action:"}
 
 _BRACKET = re.compile(r"\[\s*([A-Za-z_]+)\s*\]")
-_LABEL = re.compile(r"^\s*(?:\*\*)?\s*(thought|action)\s*(?:\*\*)?\s*:\s*", re.I | re.M)
+_LABEL = re.compile(r"^\s*(?:\*\*)?\s*(thought|action)\s*(?:\*\*)?\s*:\s*(?:\*\*)?[ \t]*", re.I | re.M)
 
 
 @dataclass(frozen=True)
