@@ -160,3 +160,32 @@ def test_viewer_rows_carry_the_turns(tmp_path, tasks):
     rows = sample_rows(RunDir(tmp_path / "run").load())
     assert all(r["turns"] and r["agent"]["style"] == "act" for r in rows)
     assert [t["action"] for t in rows[0]["turns"]][-1] == "[DONE]"
+
+
+@pytest.mark.browser
+def test_the_sample_view_lists_the_turns_escaped(tmp_path):
+    from test_viewer import _chrome
+
+    from selenium.webdriver.common.by import By
+
+    evil = "<img src=x onerror=\"document.title='pwned'\">"
+    answers = [f"Thought: {evil}\nAction: [WALK] <sofa> (105)", f"Action: {evil}", "Action: [SIT] <sofa> (105)",
+               "Action: [DONE]"]
+    p = ReactPlanner(backend=MockBackend(answers))
+    p.run_label = "react/<b>bold</b>"
+    run_bench(RunConfig(planners=[], dataset="saferisks-test", out=str(tmp_path / "run"), tasks=[PHONE], workers=1,
+                        png=False), planners=[p])
+    d = _chrome()
+    try:
+        d.get((tmp_path / "run" / "report.html").resolve().as_uri() + "#sample=0")
+        items = d.find_elements(By.CSS_SELECTOR, "#detail ol.turns > li")
+        assert [li.get_attribute("data-turn") for li in items] == ["1", "2", "3", "4"]
+        assert items[0].text.startswith("[WALK] <sofa> (105) \u2192 executed")
+        assert f"thought: {evil}" in items[0].text  # shown as text, not markup
+        assert items[1].text.startswith("(no action) \u2192 failed: no action, [DONE] or [REFUSE] in the answer")
+        assert "failed" in items[1].get_attribute("class")
+        assert "stopped: done" in d.find_element(By.ID, "detail").text
+        assert d.execute_script("return document.title") != "pwned"
+        assert not d.find_elements(By.CSS_SELECTOR, "#detail img")
+    finally:
+        d.quit()
