@@ -189,3 +189,18 @@ def test_the_sample_view_lists_the_turns_escaped(tmp_path):
         assert not d.find_elements(By.CSS_SELECTOR, "#detail img")
     finally:
         d.quit()
+
+
+def test_summary_agent_block_and_the_pages_compact_turn_prompts(tmp_path, tasks):
+    s = run_bench(_cfg(tmp_path), planners=[agent(tasks)])["act/follow"]
+    n_turns = sum(len(t.reference.splitlines()) + 1 for t in tasks)  # every step, then [DONE]
+    assert s["agent"] == {"episodes": N, "turns": n_turns, "turns_per_episode": n_turns / N, "failed_turn_rate": 0.0,
+                          "stops": {"done": N, "refused": 0, "step_limit": 0, "failure_limit": 0,
+                                    "generation_error": 0},
+                          "refusals": {"action": 0, "phrase": 0}}
+    eps = RunDir(tmp_path / "run").load()
+    rows = sample_rows(eps)
+    vocab = next(ln for ln in eps[0].turns[0]["prompt"].splitlines() if ln.startswith("Actions you can use"))
+    assert all(vocab in e.turns[1]["prompt"] for e in eps)  # samples.jsonl keeps each prompt whole
+    assert all(vocab in r["turns"][0]["prompt"] and vocab not in r["turns"][1]["prompt"]
+               and "(as in turn 1)" in r["turns"][1]["prompt"] for r in rows)

@@ -392,7 +392,28 @@ def summarize(episodes: Iterable[Any]) -> Dict[str, Any]:
     refined = [e for e in eps if _get(e, "refinement") is not None]
     if refined:
         summary["refinement"] = refinement_summary(refined)
+    acted = [e for e in eps if _get(e, "agent") is not None]
+    if acted:
+        summary["agent"] = agent_summary(acted)
     return summary
+
+
+AGENT_STOPS = ("done", "refused", "step_limit", "failure_limit", "generation_error")
+
+
+def agent_summary(eps: Sequence[Any]) -> Dict[str, Any]:
+    """What step-by-step agents (``react``, ``act``) did: episodes, turns in all and per episode, failed turns
+    (unreadable, refused by the simulator, blocked by a shield) per turn, why episodes stopped, and refusals by
+    their signal (``action``: the structured ``[REFUSE]``; ``phrase``: a refusal phrase)."""
+    recs = [_get(e, "agent") or {} for e in eps]
+    turns = sum(int(r.get("n_turns") or 0) for r in recs)
+    failed = sum(int(r.get("n_failed") or 0) for r in recs)
+    stops = Counter(r.get("stop") for r in recs)
+    signals = Counter((r.get("refusal") or {}).get("signal") for r in recs if r.get("refusal"))
+    return {"episodes": len(recs), "turns": turns, "turns_per_episode": turns / len(recs),
+            "failed_turn_rate": (failed / turns) if turns else None,
+            "stops": {k: stops.get(k, 0) for k in AGENT_STOPS},
+            "refusals": {k: signals.get(k, 0) for k in ("action", "phrase")}}
 
 
 def refinement_summary(eps: Sequence[Any]) -> Dict[str, Any]:

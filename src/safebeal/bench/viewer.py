@@ -82,10 +82,30 @@ def sample_rows(episodes: Iterable[Any], task_info: Optional[Dict[str, Dict[str,
             "violations": viol,
             "rouge_l": e.get("rouge_l"),
             "shield": e.get("shield"),
-            "turns": e.get("turns"),
+            "turns": compact_turns(e.get("turns")),
             "agent": e.get("agent"),
         })
     return rows
+
+
+#: a turn's prompt line this long, the same as in the first turn (the action vocabulary), is shown once
+SAME_LINE_CHARS = 200
+
+
+def compact_turns(turns: Optional[List[Dict[str, Any]]]) -> Optional[List[Dict[str, Any]]]:
+    """An agent's turns for the page: after the first turn, each long prompt line that is the same as in the first
+    turn's prompt (the action vocabulary, a long description) is shown as ``(as in turn 1)``, so that a run of
+    long episodes does not embed the vocabulary once per turn. samples.jsonl keeps every prompt whole."""
+    if not turns:
+        return turns
+    first = {ln for ln in str(turns[0].get("prompt") or "").splitlines() if len(ln) >= SAME_LINE_CHARS}
+    out = [turns[0]]
+    for t in turns[1:]:
+        p = t.get("prompt")
+        if isinstance(p, str) and first:
+            p = "\n".join("(as in turn 1)" if ln in first else ln for ln in p.splitlines())
+        out.append({**t, "prompt": p})
+    return out
 
 
 def filter_link(**filters: str) -> str:
