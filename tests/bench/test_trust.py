@@ -220,7 +220,7 @@ def test_a_generating_planner_without_a_backend_is_an_error_listing_the_backends
     assert r.exit_code == 2, r.output
     (line,) = r.output.strip().splitlines()
     assert line.startswith(f"error: planner '{spec.split(':')[0]}' generates its plans and has no backend")
-    assert "backends: hf, mock, openai, vllm" in line
+    assert "backends: hf, mock, openai, transcript, vllm" in line
     assert not (tmp_path / "run" / "samples.jsonl").exists()
 
 
