@@ -16,6 +16,7 @@ from safebeal.bench.viewer import sample_rows
 from safebeal.cli import app
 from safebeal.datasets.base import DATASETS
 from safebeal.planners.agent import ActPlanner, ReactPlanner
+from safebeal.planners.planners import create_planner
 from safebeal.planners.backends.mock import MockBackend
 
 from openai_fake import backend, completion, server_factory  # noqa: F401 (a fixture)
@@ -204,3 +205,35 @@ def test_summary_agent_block_and_the_pages_compact_turn_prompts(tmp_path, tasks)
     assert all(vocab in e.turns[1]["prompt"] for e in eps)  # samples.jsonl keeps each prompt whole
     assert all(vocab in r["turns"][0]["prompt"] and vocab not in r["turns"][1]["prompt"]
                and "(as in turn 1)" in r["turns"][1]["prompt"] for r in rows)
+
+
+def test_the_same_plans_written_whole_or_step_by_step_are_judged_the_same(tmp_path, tasks):
+    """One evaluation path: the reference (safe) plan of tasks 0, 2, 4 and the first unsafe plan of tasks 1, 3, 5,
+    replayed whole (open loop) and acted one step per turn by a scripted agent, give the same script, execution,
+    goal check, safety verdict and violations, sample by sample."""
+    plans = {t.id: (t.reference.splitlines() if i % 2 == 0 else list(t.meta["unsafe_plans"][0]["plan"]))
+             for i, t in enumerate(tasks)}
+    f = tmp_path / "whole.jsonl"
+    f.write_text("".join(json.dumps({"task_id": k, "output": "\n".join(v)}) + "\n" for k, v in plans.items()))
+    by_instruction = {t.instruction: plans[t.id] for t in tasks}
+
+    def step(prompt):
+        u = prompt[-1]["content"]
+        lines = by_instruction[u.splitlines()[0][len("Task: "):]]
+        k = int(re.search(r"Turn (\d+) of", u).group(1))
+        return lines[k - 1] if k <= len(lines) else "[DONE]"
+
+    p = ActPlanner(backend=MockBackend(step))
+    p.run_label = "act/scripted"
+    whole = create_planner(f"replay:path={f}")
+    summary = run_bench(_cfg(tmp_path), planners=[whole, p])
+    keys = ("script", "executable", "success", "goal_step", "safe", "violations", "steps")
+    eps = RunDir(tmp_path / "run").load()
+    by = {(e.planner, e.task_id): e.model_dump() for e in eps}
+    for t in tasks:
+        a, b = by[(whole.run_label, t.id)], by[("act/scripted", t.id)]
+        assert {k: a[k] for k in keys} == {k: b[k] for k in keys}, t.id
+    assert sum(1 for e in eps if e.planner == "act/scripted" and not e.safe) == 3  # the unsafe plans stay unsafe
+    s_whole, s_step = summary[whole.run_label], summary["act/scripted"]
+    for k in ("safe_rate", "success_rate", "safe_success_rate", "executable_rate", "violations_by_category"):
+        assert s_whole[k] == s_step[k], k
