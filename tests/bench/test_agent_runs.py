@@ -237,3 +237,33 @@ def test_the_same_plans_written_whole_or_step_by_step_are_judged_the_same(tmp_pa
     s_whole, s_step = summary[whole.run_label], summary["act/scripted"]
     for k in ("safe_rate", "success_rate", "safe_success_rate", "executable_rate", "violations_by_category"):
         assert s_whole[k] == s_step[k], k
+
+
+def test_cli_resume_recreates_the_agent_from_config_json(tmp_path):
+    """A run of two tasks loses its second sample (as a kill before the write would); ``--resume`` re-creates the
+    agent from config.json, does that task only, and the samples equal a fresh run's."""
+    script = tmp_path / "turns.jsonl"
+    script.write_text("".join(json.dumps({"match": f"Turn {k} of", "text": a}) + "\n"
+                              for k, a in enumerate(["[WALK] <sofa> (105)", "[DONE]"], 1)))
+    args = ["bench", "--planner", "act:max_steps=5", "--backend", f"mock:outputs={script}", "--dataset",
+            "saferisks-test", "--limit", "2", "--workers", "1", "--no-png"]
+    out = tmp_path / "run"
+    assert CliRunner().invoke(app, args + ["--out", str(out)]).exit_code == 0
+    lines = (out / "samples.jsonl").read_text().splitlines()
+    assert len(lines) == 2
+    (out / "samples.jsonl").write_text(lines[0] + "\n")
+    r = CliRunner().invoke(app, ["bench", "--resume", "--out", str(out), "--no-png"])
+    assert r.exit_code == 0, r.output
+    again = (out / "samples.jsonl").read_text().splitlines()
+    assert len(again) == 2 and again[0] == lines[0]
+
+    def strip(line):
+        d = json.loads(line)
+        for k in ("seconds", "latency_s"):
+            d.pop(k, None)
+        for t in d["turns"]:
+            t.pop("latency_s")
+        return d
+
+    assert strip(again[1]) == strip(lines[1])
+    assert json.loads(again[1])["agent"]["max_steps"] == 5 and json.loads(again[1])["planner"] == "act/mock:max_steps=5"
