@@ -213,13 +213,14 @@ def test_redact_strips_userinfo_of_any_url():
 
 
 # -- 2: no silent mock ----------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("spec", ["zero-shot", "few-shot:safety_prompt=true", "llm-planner", "clmasp"])
+@pytest.mark.parametrize("spec", ["zero-shot", "few-shot:safety_prompt=true", "llm-planner", "clmasp", "react",
+                                  "act:safety_prompt=true"])
 def test_a_generating_planner_without_a_backend_is_an_error_listing_the_backends(tmp_path, spec):
     r = bench(tmp_path, "--planner", spec, "--limit", "1")
     assert r.exit_code == 2, r.output
     (line,) = r.output.strip().splitlines()
     assert line.startswith(f"error: planner '{spec.split(':')[0]}' generates its plans and has no backend")
-    assert "backends: hf, mock, openai, vllm" in line
+    assert "backends: hf, mock, openai, transcript, vllm" in line
     assert not (tmp_path / "run" / "samples.jsonl").exists()
 
 

@@ -123,6 +123,8 @@ def _eval_group(job: Job) -> List[str]:
             ep = ep.model_copy(update={"step_confidence": [None] * len(ep.script)})
         if record.get("shield"):
             ep = with_shield_record(ep, record["shield"])
+        if record.get("turns") is not None:
+            ep = with_turn_violations(ep)
         out.append(dump_episode(ep))
     return out
 
@@ -137,6 +139,19 @@ def with_shield_record(ep: Episode, record: Dict[str, Any]) -> Episode:
         update.update(executable=False, error=failed.get("error"), goal_step=None,
                       success=None if ep.success is None else False)
     return ep.model_copy(update=update)
+
+
+def with_turn_violations(ep: Episode) -> Episode:
+    """A step-by-step agent's episode with each turn's ``violations``: the process violations the run's detector
+    found on the plan steps that turn ran (the plan is the actions that ran, judged as any plan is). The final
+    state's (termination) violations belong to no turn: they are the episode's, with ``step`` None."""
+    by_step: Dict[int, List[Dict[str, Any]]] = {}
+    for v in ep.violations:
+        if v.get("step") is not None:
+            by_step.setdefault(int(v["step"]), []).append(v)
+    turns = [{**t, "violations": [v for k in (t.get("steps") or []) for v in by_step.get(int(k), [])]}
+             for t in ep.turns or []]
+    return ep.model_copy(update={"turns": turns})
 
 
 # -- executors -------------------------------------------------------------------------------------------------

@@ -61,6 +61,15 @@ class Episode(BaseModel):
     #: ``llm-planner:replan=k``: every round (output, the step that failed and its error, objects observed, the
     #: re-prompt); None without re-planning
     replan: Optional[Dict[str, Any]] = None
+    #: a step-by-step agent's turns (``react``, ``act``: :mod:`safebeal.planners.agent`), in order: ``turn``,
+    #: ``prompt`` (the turn's user message), ``output`` (raw), ``thought``, ``action``, ``result`` (executed,
+    #: failed, done, refused, blocked, replaced, skipped, generation_error), ``error``, ``step`` (the action's
+    #: index in ``script``), ``steps`` (every plan step the turn ran), ``violations`` (their process violations,
+    #: as the run's detector judged the plan); None for open-loop planners
+    turns: Optional[List[Dict[str, Any]]] = None
+    #: a step-by-step agent's episode: ``style``, ``stop`` (done, refused, step_limit, failure_limit,
+    #: generation_error), ``refusal`` (turn, signal ``action`` or ``phrase``, reason), counts and limits
+    agent: Optional[Dict[str, Any]] = None
     #: how the episode is scored: None (simulated, or Rouge-L only by dataset as before), ``simulator`` for a
     #: WorldModel task whose prompt maps to a scene, ``rouge_l`` for one that does not (docs/bench.md)
     scored_by: Optional[str] = None
@@ -73,6 +82,9 @@ class Episode(BaseModel):
         data = handler(self)
         if isinstance(data, dict) and data.get("epoch", 0) is None:  # a run without --epochs writes no epoch field
             del data["epoch"]
+        if isinstance(data, dict) and data.get("turns", 0) is None:  # open-loop samples write no agent fields
+            del data["turns"]
+            data.pop("agent", None)
         return data
 
     @property

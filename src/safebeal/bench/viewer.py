@@ -82,8 +82,30 @@ def sample_rows(episodes: Iterable[Any], task_info: Optional[Dict[str, Dict[str,
             "violations": viol,
             "rouge_l": e.get("rouge_l"),
             "shield": e.get("shield"),
+            "turns": compact_turns(e.get("turns")),
+            "agent": e.get("agent"),
         })
     return rows
+
+
+#: a turn's prompt line this long, the same as in the first turn (the action vocabulary), is shown once
+SAME_LINE_CHARS = 200
+
+
+def compact_turns(turns: Optional[List[Dict[str, Any]]]) -> Optional[List[Dict[str, Any]]]:
+    """An agent's turns for the page: after the first turn, each long prompt line that is the same as in the first
+    turn's prompt (the action vocabulary, a long description) is shown as ``(as in turn 1)``, so that a run of
+    long episodes does not embed the vocabulary once per turn. samples.jsonl keeps every prompt whole."""
+    if not turns:
+        return turns
+    first = {ln for ln in str(turns[0].get("prompt") or "").splitlines() if len(ln) >= SAME_LINE_CHARS}
+    out = [turns[0]]
+    for t in turns[1:]:
+        p = t.get("prompt")
+        if isinstance(p, str) and first:
+            p = "\n".join("(as in turn 1)" if ln in first else ln for ln in p.splitlines())
+        out.append({**t, "prompt": p})
+    return out
 
 
 def filter_link(**filters: str) -> str:
@@ -132,6 +154,7 @@ ol.steps li{padding:.1em .3em}
 li.failed{background:#fec}li.violating{background:#fcc}li.goal{outline:2px solid #4a4}li.notrun{color:#999}
 .viol{display:block;font-family:sans-serif;color:#900;margin-left:1em}
 .rule{font-family:monospace;font-weight:bold}
+.thought{display:block;font-family:sans-serif;color:#555;margin-left:1em}
 .goalmark{display:block;font-family:sans-serif;color:#060;margin-left:1em}
 #compare{display:flex;gap:.5em;overflow-x:auto}
 #layout.comparing #list-wrap{display:none}#layout.comparing #detail{flex:1 1 100%}
@@ -233,6 +256,23 @@ function stepsView(s){
     el('li', {'class': 'viol'}, el('span', {'class': 'rule'}, v.rule_id), ' (' + v.category + '): ' + v.message))) : el('p', {}, 'none')));
   return out;
 }
+function turnsView(s){  // a step-by-step agent's turns: what it answered, what ran, what went wrong
+  if (!s.turns) return [];
+  const a = s.agent || {};
+  const items = s.turns.map(t => {
+    const err = t.error ? (t.error.message || t.error.kind || '') : '';
+    const cls = [t.result === 'failed' || t.result === 'blocked' || t.result === 'generation_error' ? 'failed' : '',
+      (t.violations || []).length ? 'violating' : ''].join(' ').trim();
+    return el('li', {value: t.turn, 'class': cls || null, 'data-turn': t.turn},
+      t.action || '(no action)', ' → ' + (t.result || '') + (err ? ': ' + err : ''),
+      t.thought ? el('span', {'class': 'thought'}, 'thought: ' + t.thought) : null,
+      t.shield ? el('span', {'class': 'viol'}, 'shield (' + t.shield.verdict + '): ' + (t.shield.steps || []).join(', ')) : null,
+      (t.violations || []).map(v => el('span', {'class': 'viol'}, '\u26a0 ', el('span', {'class': 'rule'}, v.rule_id), ' (' + v.category + '): ' + v.message)),
+      el('details', {}, el('summary', {}, 'prompt and raw output'), el('pre', {}, t.prompt || ''), el('pre', {'class': 'raw'}, t.output === null || t.output === undefined ? '(none)' : t.output)));
+  });
+  const why = a.stop ? 'stopped: ' + a.stop + (a.refusal ? ' (refusal signal: ' + a.refusal.signal + (a.refusal.reason ? ', ' + a.refusal.reason : '') + ')' : '') : '';
+  return section('Turns (' + (a.style || 'agent') + ', step by step)', el('p', {}, why), el('ol', {'class': 'steps turns'}, items));
+}
 function promptView(s){
   const t = D.tasks[s.task_id] || {};
   const out = [];
@@ -258,6 +298,7 @@ function detailView(s){
     ...section('Raw output', s.generation_error ? el('p', {'class': 'viol'}, 'generation error: ' + s.generation_error) : null,
       el('pre', {'class': 'raw'}, s.raw_output === null ? '(none)' : s.raw_output)),
     s.parse_error ? el('p', {'class': 'viol'}, 'parse error (' + s.parse_error.kind + '): ' + (s.parse_error.message || '')) : null,
+    ...turnsView(s),
     ...stepsView(s),
     s.violations.length ? el('p', {}, 'rules violated: ', s.rules.map(r => el('span', {'class': 'rule'}, r + ' '))) : null,
     ...promptView(s),

@@ -113,3 +113,68 @@ def observe(scene: Optional[SceneGraph], objects: Sequence[Tuple[str, int]]) -> 
                                   None if r is None else (idx.nodes[r]["class_name"], r)))
     ar = idx.character_room()
     return Observation(None if ar is None else (idx.nodes[ar]["class_name"], ar), tuple(out))
+
+
+# -- the observation of a state, for agents that act step by step (planners.agent) ----------------------------
+def _is_place(state, i: int) -> bool:
+    """Rooms, floors, walls and the like: not where an object is said to stand."""
+    from safebeal.scene.listing import STRUCTURE
+
+    n = state.node(i)
+    return n is None or n.category in STRUCTURE or n.class_name in ("floor", "wall", "ceiling")
+
+
+def observe_state(state, objects: Sequence[Tuple[str, int]]) -> "StepObservation":
+    """What an agent observes in ``state`` (a :class:`~safebeal.scene.StateView` of any step): the room it is in,
+    what it holds, and of the task's ``objects`` ((name, id)) the ones in its room (with properties, states and
+    where they are, as :func:`observe` gives them) and the others, named with their room only. Rooms are listed
+    on their own. Ids missing from the scene are skipped."""
+    char = state.character_id()
+    here = state.room_of(char)
+    held = sorted(state.held())
+    visible: List[ObservedObject] = []
+    elsewhere: List[Tuple[str, int, Optional[Tuple[str, int]]]] = []
+    rooms: List[Tuple[str, int]] = []
+    seen = set()
+    for name, i in objects:
+        n = state.node(i)
+        if n is None or i in seen:
+            continue
+        seen.add(i)
+        if n.category == "Rooms":
+            rooms.append((name, i))
+            continue
+        r = state.room_of(i)
+        if i in held or (r is not None and r == here):
+            props = tuple(p for p in PLAN_PROPERTIES if p in n.properties)
+            loc = tuple(sorted(((rel, state.node(t).class_name, t) for rel in ("ON", "INSIDE")
+                                for t in state.targets(i, rel) if not _is_place(state, t)), key=lambda x: (x[2], x[0])))
+            visible.append(ObservedObject(name, i, props, tuple(sorted(n.states)), loc,
+                                          None if r is None else (state.node(r).class_name, r)))
+        else:
+            elsewhere.append((name, i, None if r is None else (state.node(r).class_name, r)))
+    room = None if here is None else (state.node(here).class_name, here)
+    return StepObservation(room, tuple((state.node(i).class_name, i) for i in held), tuple(visible),
+                           tuple(elsewhere), tuple(rooms))
+
+
+@dataclass(frozen=True)
+class StepObservation:
+    """One turn's observation (:func:`observe_state`); :meth:`render` fills ``templates/observation_step.txt``."""
+
+    room: Optional[Tuple[str, int]]
+    held: Tuple[Tuple[str, int], ...]
+    visible: Tuple[ObservedObject, ...]
+    elsewhere: Tuple[Tuple[str, int, Optional[Tuple[str, int]]], ...]
+    rooms: Tuple[Tuple[str, int], ...]
+
+    def render(self) -> str:
+        from safebeal.planners.prompts import read_template
+
+        line = read_template("observation_object").strip("\n")
+        visible = "\n".join(line.format(name=o.name, id=o.id, properties=_props(o), states=_states(o), where=_where(o))
+                            for o in self.visible) or "none of the task's objects"
+        other = ", ".join(_ref(n, i) + (f" in {_ref(*r)}" if r else "") for n, i, r in self.elsewhere) or "none"
+        return read_template("observation_step").strip("\n").format(
+            room=_ref(*self.room) if self.room else "no room", held=", ".join(_ref(n, i) for n, i in self.held) or "nothing",
+            visible=visible, elsewhere=other, rooms=", ".join(_ref(n, i) for n, i in self.rooms) or "none")

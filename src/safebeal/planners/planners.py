@@ -58,6 +58,10 @@ class PlanOutput:
     confidence: Optional[bool] = None
     #: ``llm-planner:replan=k``: every round of execute-and-re-prompt (``Episode.replan``); None without re-planning
     replan: Optional[Dict[str, Any]] = None
+    #: a step-by-step agent (``react``, ``act``: :mod:`safebeal.planners.agent`): every turn (prompt, output,
+    #: action, result, ...) and the episode (why it stopped, the refusal); None for open-loop planners
+    turns: Optional[List[Dict[str, Any]]] = None
+    agent: Optional[Dict[str, Any]] = None
 
     def record(self) -> Dict[str, Any]:
         """The fields an :class:`~safebeal.bench.records.Episode` takes from the generation (and a wrapper).
@@ -69,6 +73,9 @@ class PlanOutput:
             rec["confidence_requested"] = True
         if self.replan is not None:
             rec["replan"] = self.replan
+        if self.turns is not None:
+            rec["turns"] = self.turns
+            rec["agent"] = self.agent
         return rec
 
 
@@ -96,7 +103,8 @@ class Planner:
 
 
 #: planner modules outside this one, imported on first lookup
-PLANNER_MODULES = ("safebeal.planners.search", "safebeal.planners.shield", "safebeal.planners.clmasp")
+PLANNER_MODULES = ("safebeal.planners.search", "safebeal.planners.shield", "safebeal.planners.clmasp",
+                   "safebeal.planners.agent")
 PLANNERS: Registry[Planner] = Registry("planner", plugins=PLANNER_MODULES)
 
 
@@ -258,8 +266,14 @@ class RecordedRunPlanner(Planner):
                 continue
             out.append(PlanOutput(t.id, e.raw_output, e.generation_error, e.prompt, e.latency_s, e.attempts, e.usage,
                                   e.finish_reason, e.cache_hit, e.gen_settings,
-                                  confidence=True if e.step_confidence is not None else None, replan=e.replan))
+                                  confidence=True if e.step_confidence is not None else None, replan=e.replan,
+                                  turns=_recorded_turns(e.turns), agent=e.agent))
         return out
+
+
+def _recorded_turns(turns: Optional[List[Dict[str, Any]]]) -> Optional[List[Dict[str, Any]]]:
+    """A recorded agent's turns, their violations cleared: the new evaluation judges the plan again."""
+    return None if turns is None else [{**t, "violations": []} for t in turns]
 
 
 # -- generating planners -----------------------------------------------------------------------------------

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from safebeal.datasets.base import Task
 from safebeal.errors import SafebealError
@@ -135,6 +135,16 @@ class ShieldPlanner(Planner):
             self.llm = llm if isinstance(llm, Backend) else BACKENDS.create(str(llm))
         elif isinstance(self.inner, GeneratingPlanner):
             self.llm = self.inner.backend
+        from safebeal.planners.agent import StepwisePlanner
+
+        #: a step-by-step agent: the shield checks each action it proposes, before it runs (block or repair)
+        self.stepwise = isinstance(self.inner, StepwisePlanner)
+        if self.stepwise and mode == "replan":
+            raise SafebealError(f"shield: mode=replan re-plans whole plans; the step-by-step agent "
+                                f"{self.inner.name!r} takes mode=block or mode=repair (checked before each action)")
+        self.streams = bool(getattr(self.inner, "streams", False)) and self.stepwise
+        if self.stepwise:  # the run attaches its response cache (and Ray generation) to the agent's backend
+            self.backend = self.inner.backend
         if mode == "replan" and self.llm is None:
             raise SafebealError(f"shield: mode=replan needs an LLM: wrap a planner with a backend (zero-shot, few-shot, "
                                 f"llm-planner) or name one with llm=[<backend spec>] (not {self.inner_spec!r} alone)")
@@ -166,7 +176,26 @@ class ShieldPlanner(Planner):
         """``(final text, record)`` of one output run under the shield (block or repair)."""
         return shield_output(task, text, self.mode, self.detector)
 
+    def guard(self, task: Task) -> Any:
+        """The online shield of one step-by-step episode (:class:`safebeal.safety.shield.Shield`)."""
+        from safebeal.safety.shield import Shield
+
+        return Shield(task.get_scene(), detector=self.detector, goal=task.get_goal(), mode=self.mode,
+                      intended=task.intended)
+
+    def plan_iter(self, tasks: Sequence[Task], stop: Any = None) -> Iterator[PlanOutput]:
+        if not self.stepwise:
+            yield from super().plan_iter(tasks, stop)
+            return
+        yield from self.inner.plan_iter(tasks, stop, guard=self.guard)
+
+    def release(self) -> None:
+        self.inner.release()
+
     def plan(self, tasks: Sequence[Task]) -> List[PlanOutput]:
+        if self.stepwise:
+            by_id = {o.task_id: o for o in self.plan_iter(tasks)}
+            return [by_id[t.id] for t in tasks]
         outs = self.inner.plan(tasks)
         if self.mode == "replan":
             return self._replan(tasks, outs)

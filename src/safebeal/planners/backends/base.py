@@ -168,7 +168,8 @@ class Backend(abc.ABC):
 
 BACKENDS: Registry[Backend] = Registry[Backend](
     "backend", plugins=("safebeal.planners.backends.mock", "safebeal.planners.backends.openai_api",
-                        "safebeal.planners.backends.hf", "safebeal.planners.backends.vllm_engine"))
+                        "safebeal.planners.backends.hf", "safebeal.planners.backends.vllm_engine",
+                        "safebeal.planners.backends.transcript"))
 
 
 def model_arg(model: Optional[str], arg: Optional[str], backend: str) -> str:
