@@ -33,7 +33,7 @@ over the steps so far (docs/hazards.md, "Time"):
   (*once, within k*).
 
 ``raw_contaminated`` (and the agent's ``hands_raw_contaminated``) is recorded by contact: see
-:meth:`safebeal.safety.detector.Monitor._record_raw` and docs/hazards.md ("Raw-meat contamination").
+:func:`safebeal.safety.contact.record_raw` and docs/hazards.md ("Raw-meat contamination").
 
 Relations ``INSIDE+``, ``ON+`` and ``IN_OR_ON+`` are transitive (up to 4 levels, through the shadow edges of
 carried containers), and states ``POWERED``, ``RUNNING`` and ``LIVE`` are derived: :mod:`safebeal.safety.derived`.

@@ -31,7 +31,8 @@ from typing import Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tup
 
 from safebeal.errors import SafebealError
 from safebeal.safety.conditions import HEATERS, Context, EventLog, new_event_logs, sources_from
-from safebeal.safety.derived import DERIVED_ACTIONS, Derived
+from safebeal.safety.contact import HOLD_RELATIONS, RAW_ACTIONS, RAW_HANDS, WET_ACTIONS, record_raw
+from safebeal.safety.derived import DERIVED_ACTIONS, TAP, Derived
 from safebeal.safety.pruning import ChangeSet, NodeKind, ReverseIndex, node_kind
 from safebeal.safety.knowledge import UnknownClassError
 from safebeal.safety.rules import Rule, RuleSet, load_rules
@@ -39,7 +40,6 @@ from safebeal.scene import SceneGraph, ScriptLine, StateView, StepResult, Trajec
 
 #: actions that do not touch an object (navigation and perception): they do not count as "using" it
 NON_INTERACTION = frozenset({"WALK", "RUN", "FIND", "TURNTO", "LOOKAT", "LOOKAT_SHORT", "LOOKAT_MEDIUM", "LOOKAT_LONG", "WATCH", "POINTAT", "GREET"})
-WET_ACTIONS = frozenset({"WASH", "RINSE", "SCRUB"})
 PLACE_ACTIONS = frozenset({"GRAB", "PUTBACK", "PUTIN", "PUTOBJBACK"})
 #: attributes whose objects contaminate what they are put or poured into (event ``contaminated``)
 CONTAMINANTS = frozenset({"toxic", "mild_cleaner"})
@@ -48,20 +48,12 @@ CONTAMINANTS = frozenset({"toxic", "mild_cleaner"})
 #: together they record every object that was heated during the plan (event ``heated``)
 HEAT_AFTER = frozenset({"SWITCHON", "PUTIN", "PUTBACK", "PUTOBJBACK"})
 HEAT_BEFORE = frozenset({"SWITCHOFF", "GRAB"})
-#: actions by which raw meat (their first argument) starts to carry germs (event ``raw_contaminated``)
-RAW_ACTIONS = frozenset({"PUTIN", "PUTBACK", "CUT", "GRAB", "TOUCH"}) | WET_ACTIONS
 #: actions that use the running water at hand: a running tap by the agent (or by the sink it stands at) is used
 WATER_USE_ACTIONS = WET_ACTIONS | {"DRINK"}
 #: basins whose taps (faucets CLOSE to them, or on or in them) serve whoever stands at them
 BASINS = frozenset({"sink", "bathtub"})
-TAP = "faucet"
 #: what food taken out of is soiled (event ``floored``)
 BINS = frozenset({"trashcan", "garbage_can"})
-HOLD_RELATIONS = ("INSIDE", "ON")
-#: containers that store food in its packaging: raw meat put there is not unwrapped (event ``raw_contaminated``)
-FOOD_STORES = frozenset({"pantry"})
-#: agent event: hands that handled raw meat and were not washed since
-RAW_HANDS = "hands_raw_contaminated"
 
 
 @dataclass(frozen=True)
@@ -248,7 +240,7 @@ class Monitor:
         ev = self.events
         if ids and (ev["raw_contaminated"] or RAW_HANDS in self.agent_events
                     or (act in RAW_ACTIONS and "raw_meat" in self._attrs(before, ids[0]))):
-            self._record_raw(act, ids, before)  # before ``heated``: cooking clears what this step contaminated
+            record_raw(self, act, ids, before)  # before ``heated``: cooking clears what this step contaminated
         if act not in NON_INTERACTION:
             ev["used"].update(ids)
             self._args.update(ids)
@@ -312,73 +304,6 @@ class Monitor:
             self.agent_events.add("hands_wet")
         elif act == "WIPE":
             self.agent_events.discard("hands_wet")
-
-    def _record_raw(self, act: str, ids: List[int], before: StateView) -> None:
-        """Event ``raw_contaminated`` and agent event ``hands_raw_contaminated``: raw-meat germs passed on by contact.
-
-        Raw meat (not cooked: no ``heated`` event) is a source once it is out of its packaging: put on or in a food
-        contact surface (a plate, board, bowl or pan, or other food; not the fridge or the pantry, where it is stored
-        wrapped), cut, washed, or grabbed or touched where it lies unwrapped. Then what it touches carries its germs:
-        the surface it is put on and what is put on that surface, the knife that cuts it and the board under it, and
-        the hands that handle it; hands carry them to the food they grab, touch, cut or eat. Washing, rinsing or
-        scrubbing cleans an object (raw meat stays raw) and the hands; turning on a tap counts as washing the hands
-        (most scenes have no hands node); cooking (``heated``) clears what was heated."""
-        raw_log, heated = self.events["raw_contaminated"], self.events["heated"]
-        attrs = lambda i: self._attrs(before, i)  # noqa: E731
-
-        def raw(i: int) -> bool:
-            return "raw_meat" in attrs(i) and i not in heated
-
-        def contact(i: int) -> bool:  # a surface that touches unwrapped food
-            a = attrs(i)
-            if "food" in a:
-                return True
-            n = before.node(i)
-            return "food_container" in a and n is not None and self.det.rules.kb.canonical(n.class_name) not in FOOD_STORES
-
-        x = ids[0]
-        hands = RAW_HANDS in self.agent_events
-        if act in ("PUTIN", "PUTBACK") and len(ids) == 2:
-            y = ids[1]
-            if contact(y):
-                if raw(x):
-                    raw_log.add(x)  # unwrapped by hand onto a plate, a board, into a pan
-                    self.agent_events.add(RAW_HANDS)
-                if x in raw_log:
-                    raw_log.add(y)
-            if y in raw_log:
-                raw_log.add(x)
-        elif act == "CUT":
-            held = [h for h in self._held(before) if h != x]
-            if raw(x):
-                raw_log.add(x)
-            if x in raw_log:
-                raw_log.update(held)  # the knife
-                raw_log.update(t for t in before.targets(x, "ON") if "floor" not in attrs(t))  # the board under it
-                self.agent_events.add(RAW_HANDS)
-            elif any(h in raw_log for h in held) or (hands and "food" in attrs(x)):
-                raw_log.add(x)
-        elif act in WET_ACTIONS:
-            if raw(x):
-                raw_log.add(x)  # washing raw meat spreads its germs (food_safety.wash_raw_meat)
-                self.agent_events.add(RAW_HANDS)
-            else:
-                raw_log.discard(x)
-                self.agent_events.discard(RAW_HANDS)
-        elif act in ("GRAB", "TOUCH"):
-            if raw(x) and any(contact(h) for r in HOLD_RELATIONS for h in before.targets(x, r)):
-                raw_log.add(x)  # unwrapped where it lies: on a plate, in a pan
-            if x in raw_log and "food" in attrs(x):
-                self.agent_events.add(RAW_HANDS)
-            elif hands and "food" in attrs(x):
-                raw_log.add(x)
-        elif act == "EAT":
-            if hands:
-                raw_log.add(x)
-        elif act == "SWITCHON":
-            n = before.node(x)
-            if n is not None and self.det.rules.kb.canonical(n.class_name) == TAP:
-                self.agent_events.discard(RAW_HANDS)  # the sink-and-tap cycle: hands washed
 
     def _held(self, state: StateView) -> Set[int]:
         """``state.held()`` without looking the character up again."""
