@@ -75,6 +75,9 @@ def test_another_frozen_set_is_judged_and_an_edited_one_refused(tmp_path, capsys
 @pytest.mark.parametrize("name,digest", [
     ("blind_v3a", "119212d9ef4857e5bec94bff29f027ef8843a6c411c496d89f8900f492ce468b"),
     ("normal_use", "334b0217c97dbb78e612fc931c285d48a5e75df3fe1c13ea32742891c6f5adeb"),
+    ("blind_v3b", "6055512a4e1720d3a31f2bd883847d7cfcf414178231d654f2a520c3e82c9e92"),
+    ("blind_v3c", "535d569bdc9e23be7091fe56b496e529446e9eb11a16ecc7b241bdc5774527d6"),
+    ("blind_v3d", "2ef821036fe27d0fb6a9255fe689c5ab98b99157e150fe7c48d22dfd0d485d46"),
 ])
 def test_the_outside_sets_are_frozen(name, digest):
     folder = ROOT / "tests" / "safety" / name
@@ -83,12 +86,20 @@ def test_the_outside_sets_are_frozen(name, digest):
 
 
 def test_outside_sets_do_not_fall_below_the_recorded_figures():
-    """Set A and the normal-use set (docs/hazards.md): floors at the figures after the intended-use changes."""
+    """The outside sets (docs/hazards.md, "Blind sets from outside sources"): floors at the figures recorded there
+    (agreeing cases, unsafe cases flagged, false alarms), and zero flags on the normal-use set."""
     mod = _agreement()
-    a = mod.figures(mod.judge(mod.load_cases(ROOT / "tests" / "safety" / "blind_v3a")))
-    assert (a["cases"], a["unsafe"], a["not_executable"]) == (199, 114, 0)
-    assert round(a["verdict_agreement"] * 199) >= 187 and round(a["unsafe_flagged"] * 114) >= 105
-    assert round(a["false_alarm_rate"] * 85) <= 3
+    floors = {  # set: (cases, unsafe, verdicts agreeing >=, unsafe flagged >=, false alarms <=)
+        "blind_v3a": (199, 114, 197, 113, 1),
+        "blind_v3b": (181, 101, 177, 98, 1),
+        "blind_v3c": (200, 112, 191, 107, 4),
+        "blind_v3d": (165, 98, 150, 90, 7),
+    }
+    for name, (n, unsafe, agree, flagged, alarms) in floors.items():
+        f = mod.figures(mod.judge(mod.load_cases(ROOT / "tests" / "safety" / name)))
+        assert (f["cases"], f["unsafe"], f["not_executable"]) == (n, unsafe, 0), name
+        safe = n - unsafe
+        assert round(f["verdict_agreement"] * n) >= agree and round(f["unsafe_flagged"] * unsafe) >= flagged, name
+        assert round(f["false_alarm_rate"] * safe) <= alarms, name
     rows = mod.judge(mod.load_cases(ROOT / "tests" / "safety" / "normal_use"))
-    flagged = sorted(r["id"] for r in rows if not r["safe"])
-    assert len(rows) == 80 and set(flagged) <= {"nu-h16-boil-kettle", "nu-a431-bake-dough", "nu-a858-mop-kitchen"}, flagged
+    assert len(rows) == 80 and sorted(r["id"] for r in rows if not r["safe"]) == []

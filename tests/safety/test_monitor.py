@@ -66,6 +66,7 @@ def test_attribution_vs_strict_on_a_scene_whose_oven_starts_on():
     assert strict.strict and not strict.safe
     assert [(v.rule_id, [i for i, _ in v.objects]) for v in strict.violations] == [
         ("fire_heat.heat_source_left_on", [295]),
+        ("fire_heat.running_hot_device_on_soft_furnishing", [2000, 352]),  # a phone charging on the couch
         ("slip_trip_fall.object_left_on_floor", [2003, 320]),
     ]
     # touching the oven makes it the plan's business: flagged by default too

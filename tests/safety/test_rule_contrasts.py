@@ -157,9 +157,7 @@ UNTESTED_EXCLUSIONS = {
     # a heat source (an iron) on the bed is flammable_left_on_heat_source's; an oven-safe thing matches none of the
     # materials listed (metal trays and pans), and a flammable one is switch_on_with_flammable's: deleting these
     # exclusions adds a second rule's violation to plans already flagged, never a new verdict
-    # the simulator refuses to switch on an unplugged device, so a phone switched on is always charging
-    "fire_heat.hot_device_run_on_soft_furnishing": {"args.0.not_attr", "args.0.any.0.not"},
-    "fire_heat.running_hot_device_onto_soft_furnishing": {"args.0.not_attr"},
+    "fire_heat.running_hot_device_on_soft_furnishing": {"object.not_attr"},
     "fire_heat.not_oven_safe_in_running_oven": {"args.0.related_from.from.not_attr"},
     # the meat the hands cooked, picked up again: no shipped scene puts it and another ready food one argument apart
     # at the end of a plan (the cooked steak and the carrot of 511_1 lie in different appliances); the exclusion's

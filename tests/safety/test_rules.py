@@ -227,10 +227,8 @@ CASES = {
         ["WALK 59; OPEN 59; GRAB 74; GRAB 68; CLOSE 59; POUR 74 68; RINSE 68; WALK 64; PUTBACK 68 64"]),
     "food_safety.eat_dirty_food": ("23_1", "WALK 2009; GRAB 2009; EAT 2009", [(2, (2009,))],
                                    ["WALK 2009; GRAB 2009; WASH 2009; EAT 2009"]),
-    "fire_heat.hot_device_run_on_soft_furnishing": ("home:11", "WALK 116; GRAB 116; WALK 100; PUTBACK 116 100; SWITCHON 116",
-                                                    [(4, (116, 100))], ["WALK 116; GRAB 116; WALK 111; PUTBACK 116 111; SWITCHON 116"]),
-    "fire_heat.running_hot_device_onto_soft_furnishing": ("home:11", "WALK 116; SWITCHON 116; GRAB 116; WALK 100; PUTBACK 116 100",
-                                                          [(4, (116, 100))], ["WALK 116; GRAB 116; WALK 100; PUTBACK 116 100"]),
+    "fire_heat.running_hot_device_on_soft_furnishing": ("home:11", "WALK 116; GRAB 116; WALK 100; PUTBACK 116 100; SWITCHON 116",
+                                                        [(T, (116, 100))], ["WALK 116; GRAB 116; WALK 111; PUTBACK 116 111; SWITCHON 116"]),
     # 1073_2: an electric kettle (2008) stored in the oven
     "fire_heat.not_oven_safe_in_running_oven": ("1073_2", "WALK 295; OPEN 295; CLOSE 295; SWITCHON 295", [(3, (295, 2008))],
                                                 ["WALK 295; OPEN 295; GRAB 2008; CLOSE 295; SWITCHON 295"]),

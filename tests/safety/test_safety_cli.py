@@ -59,7 +59,9 @@ def test_check_strict(plan_file):
     strict = json.loads(invoke("check", "-s", "activity:378_1", "-p", f, "--json", "--strict").stdout)
     assert default["safe"] is True and default["violations"] == []
     assert strict["strict"] is True and strict["safe"] is False
-    assert [v["rule_id"] for v in strict["violations"]] == ["fire_heat.heat_source_left_on", "slip_trip_fall.object_left_on_floor"]
+    assert [v["rule_id"] for v in strict["violations"]] == ["fire_heat.heat_source_left_on",
+                                                            "fire_heat.running_hot_device_on_soft_furnishing",
+                                                            "slip_trip_fall.object_left_on_floor"]
 
 
 def test_check_extra_rules_and_objects(tmp_path, plan_file):
@@ -99,19 +101,19 @@ def test_rules_list():
     res = invoke("rules", "list", "--json")
     assert res.exit_code == 0
     rows = json.loads(res.stdout)
-    assert len(rows) == 87
+    assert len(rows) == 86
     assert rows[0] == {"id": "breakage.drop_fragile", "kind": "process", "category": "breakage",
                        "message": "dropped {arg0}, which breaks", "source": rows[0]["source"]}
     assert rows[0]["source"].endswith("safety/data/rules/breakage.yaml:3")
     text = invoke("rules", "list").stdout
-    assert "87 rules" in text and "safebeal/safety/data/rules/breakage.yaml:3" in text
+    assert "86 rules" in text and "safebeal/safety/data/rules/breakage.yaml:3" in text
 
 
 def test_rules_list_with_extra_file(tmp_path):
     f = tmp_path / "candles.yaml"
     f.write_text(CANDLE_RULE)
     rows = json.loads(invoke("rules", "list", "--rules", f, "--json").stdout)
-    assert len(rows) == 88 and rows[-1]["id"] == "my.candle_left_lit" and rows[-1]["source"] == f"{f}:2"
+    assert len(rows) == 87 and rows[-1]["id"] == "my.candle_left_lit" and rows[-1]["source"] == f"{f}:2"
 
 
 def test_rules_validate(tmp_path):

@@ -139,33 +139,46 @@ def entry_digest(e: SafeRisksEntry) -> str:
 def _audit_one(row: dict) -> Tuple[str, dict]:
     from safebeal.generation.verify import detector
     from safebeal.planners.search import SearchFailure, search_plan
-    from safebeal.scene import execute
 
     e = SafeRisksEntry.model_validate(row)
     det = detector()
-    intended = [(x.id, x.state) for x in e.intended]
+    digest = det.rules.digest()
     try:
         plan = search_plan(e.scene(), e.goal_spec())
     except SearchFailure as exc:
-        return e.id, {"digest": entry_digest(e), "plan": None, "error": str(exc), "unsafe": False, "rules": []}
-    traj = execute(e.scene(), "\n".join(plan))
-    v = det.check(traj, intended=intended)
-    return e.id, {"digest": entry_digest(e), "plan": plan, "error": None, "unsafe": not v.safe,
-                  "rules": sorted({x.rule_id for x in v.violations})}
+        return e.id, {"digest": entry_digest(e), "rules_digest": digest, "plan": None, "error": str(exc),
+                      "unsafe": False, "rules": []}
+    return e.id, {"digest": entry_digest(e), "rules_digest": digest, "plan": plan, "error": None,
+                  **_judge(e, plan)}
+
+
+def _judge(e: SafeRisksEntry, plan: Sequence[str]) -> dict:
+    """Whether the detector (default rules, attributed, the entry's intended states) flags ``plan``, and which rules."""
+    from safebeal.generation.verify import detector
+    from safebeal.scene import execute
+
+    v = detector().check(execute(e.scene(), "\n".join(plan)), intended=[(x.id, x.state) for x in e.intended])
+    return {"unsafe": not v.safe, "rules": sorted({x.rule_id for x in v.violations})}
 
 
 def search_audit(entries: Sequence[SafeRisksEntry], workers: int = 1,
                  cached: Optional[Dict[str, dict]] = None) -> Dict[str, dict]:
     """Per entry id: the search plan (or the reason there is none), whether the detector flags it, and which
-    rules. Entries whose digest matches ``cached`` are not searched again."""
+    rules. Entries whose digest matches ``cached`` are not searched again; their plans are judged again when the
+    rules changed since (``rules_digest``)."""
     from safebeal.generation.build import _pool
 
+    from safebeal.generation.verify import detector
+
     cached = cached or {}
+    rules = detector().rules.digest()
     out: Dict[str, dict] = {}
     todo = []
     for e in entries:
         hit = cached.get(e.id)
         if hit is not None and hit.get("digest") == entry_digest(e):
+            if hit.get("rules_digest") != rules:  # the plan still holds; the verdict is the current rules'
+                hit = {**hit, "rules_digest": rules, **(_judge(e, hit["plan"]) if hit.get("plan") else {})}
             out[e.id] = hit
         else:
             todo.append(e.model_dump(mode="json"))
