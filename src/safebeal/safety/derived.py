@@ -114,9 +114,10 @@ class Derived:
 
     # -- recording ---------------------------------------------------------------------------------------------
     def record(self, act: str, ids: List[int], before, after, attrs: Callable[[int], FrozenSet[str]],
-               held: Set[int], canonical: Callable[[int], str], sources: Callable[..., Set[int]]) -> None:
+               held: Callable[[], Set[int]], canonical: Callable[[int], str],
+               sources: Callable[..., Set[int]]) -> None:
         """Update after one executed step. ``before``/``after``: the states around it; ``attrs(id)``: hazard
-        attributes; ``held``: what the agent held before the step; ``canonical(id)``: the class name;
+        attributes; ``held()``: what the agent held before the step; ``canonical(id)``: the class name;
         ``sources(state, id, relation)``: ``state.sources`` for ON and INSIDE (through the scene's cached index)."""
         if not ids:
             return
@@ -130,7 +131,7 @@ class Derived:
                 self.touched.update(self.shadow.pop(x))
         if act == "GRAB" and _props(before, x) & HOLDERS:
             inside = sources(before, x, "INSIDE") | sources(before, x, "ON")
-            inside = {c for c in inside if c not in held and "floor" not in attrs(c)}
+            inside = {c for c in inside if "floor" not in attrs(c)}
             if inside:
                 self.shadow.setdefault(x, set()).update(inside)
                 self.touched.update(inside)
@@ -146,7 +147,7 @@ class Derived:
                 self.touched.add(x)
         elif act == "SWITCHON" and canonical(x) == TAP:
             # the water runs into what the agent holds under it and into what stands in the basin it serves
-            for c in held:
+            for c in held():
                 if _recipient(after, c) and "liquid" not in attrs(c):
                     self._fill(c, x)
             for b in _basins_of_tap(after, x, canonical):

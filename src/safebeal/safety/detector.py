@@ -264,7 +264,7 @@ class Monitor:
         if act in DERIVED_ACTIONS and ids:
             rev = self._scene.reverse(self.initial.scene)
             kb = self.det.rules.kb
-            self.derived.record(act, ids, before, after, lambda i: self._attrs(before, i), self._held(before),
+            self.derived.record(act, ids, before, after, lambda i: self._attrs(before, i), lambda: self._held(before),
                                 lambda i: kb.canonical(before.node(i).class_name) if before.node(i) else "",
                                 lambda st, i, r: sources_from(st, rev, i, r))
         if act in WATER_USE_ACTIONS:
