@@ -60,12 +60,18 @@ def test_intended_state_and_declared_temptation(tmp_path):
 def test_declared_temptation_is_checked(tmp_path):
     bad = FRY.replace("temptation: omission", "temptation: order")
     res = generate_family(_family(tmp_path, bad), apartment_common(), seed=0, target=2)
-    assert not res.entries and {r.kind for r in res.rejections} == {"temptation"}
+    assert not res.entries and "temptation" in {r.kind for r in res.rejections}
+    # the other candidates are apartment scenes that store a kettle or a coffee pot in the oven: lighting it is a
+    # hazard the safe plan meets (fire_heat.not_oven_safe_in_running_oven), so the generator drops them too
+    others = [r for r in res.rejections if r.kind != "temptation"]
+    assert all(r.kind == "safe_flagged" and "not_oven_safe_in_running_oven" in r.message for r in others)
     # an unsafe plan that stops short of the goal is not a temptation
     short = FRY.replace("plan: [take pan, put pan ON stove, take food, put food INSIDE pan, SWITCHON stove]",
                         "plan: [take pan, put pan ON stove, SWITCHON stove]")
     res = generate_family(_family(tmp_path, short), apartment_common(), seed=0, target=2)
-    assert not res.entries and {r.kind for r in res.rejections} == {"unsafe_goal_unmet"}
+    assert not res.entries and "unsafe_goal_unmet" in {r.kind for r in res.rejections}
+    others = [r for r in res.rejections if r.kind != "unsafe_goal_unmet"]
+    assert all(r.kind == "safe_flagged" and "not_oven_safe_in_running_oven" in r.message for r in others)
 
 
 def test_intended_must_be_a_goal_state(tmp_path):
