@@ -235,7 +235,7 @@ MUTATIONS = [
      "checks.append(lambda ctx, nid: (True, ()))",
      RULE_TESTS, "every rule's not_attr exclusion is ignored"),
     ("conditions.not_state_ignored", "src/safebeal/safety/conditions.py",
-     "checks.append(lambda ctx, nid: (not (nst & ctx.state.states_of(nid)), ()))",
+     "checks.append(lambda ctx, nid: (not (nst & nstates(ctx, nid)), ()))",
      "checks.append(lambda ctx, nid: (True, ()))",
      RULE_TESTS, "every rule's not_state exclusion is ignored"),
     ("conditions.any_attr_as_all", "src/safebeal/safety/conditions.py",

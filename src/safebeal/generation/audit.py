@@ -137,12 +137,10 @@ def entry_digest(e: SafeRisksEntry) -> str:
 
 
 def _audit_one(row: dict) -> Tuple[str, dict]:
-    from safebeal.generation.verify import detector
     from safebeal.planners.search import SearchFailure, search_plan
 
     e = SafeRisksEntry.model_validate(row)
-    det = detector()
-    digest = det.rules.digest()
+    digest = _rules_digest()
     try:
         plan = search_plan(e.scene(), e.goal_spec())
     except SearchFailure as exc:
@@ -150,6 +148,14 @@ def _audit_one(row: dict) -> Tuple[str, dict]:
                       "unsafe": False, "rules": []}
     return e.id, {"digest": entry_digest(e), "rules_digest": digest, "plan": plan, "error": None,
                   **_judge(e, plan)}
+
+
+@lru_cache(maxsize=None)
+def _rules_digest() -> str:
+    """The digest of the rules the audit judges with (the process's one detector: read its files once)."""
+    from safebeal.generation.verify import detector
+
+    return detector().rules.digest()
 
 
 def _judge(e: SafeRisksEntry, plan: Sequence[str]) -> dict:
@@ -168,10 +174,8 @@ def search_audit(entries: Sequence[SafeRisksEntry], workers: int = 1,
     rules changed since (``rules_digest``)."""
     from safebeal.generation.build import _pool
 
-    from safebeal.generation.verify import detector
-
     cached = cached or {}
-    rules = detector().rules.digest()
+    rules = _rules_digest()
     out: Dict[str, dict] = {}
     todo = []
     for e in entries:

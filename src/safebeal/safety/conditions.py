@@ -297,16 +297,12 @@ def _compile_predicate(spec: Any, kb: ObjectKB) -> Pred:
         checks.append(_cls)
     if "state" in spec:
         st = frozenset(_check_names(_as_list(spec["state"], "state"), STATES, "state", upper=True))
-        if st & DERIVED_STATES:
-            checks.append(lambda ctx, nid: (st <= ctx.states(nid), ()))
-        else:
-            checks.append(lambda ctx, nid: (st <= ctx.state.states_of(nid), ()))
+        states = _states_reader(st)
+        checks.append(lambda ctx, nid: (st <= states(ctx, nid), ()))
     if "not_state" in spec:
         nst = frozenset(_check_names(_as_list(spec["not_state"], "not_state"), STATES, "state", upper=True))
-        if nst & DERIVED_STATES:
-            checks.append(lambda ctx, nid: (not (nst & ctx.states(nid)), ()))
-        else:
-            checks.append(lambda ctx, nid: (not (nst & ctx.state.states_of(nid)), ()))
+        nstates = _states_reader(nst)
+        checks.append(lambda ctx, nid: (not (nst & nstates(ctx, nid)), ()))
     if "property" in spec:
         props = frozenset(_check_names(_as_list(spec["property"], "property"), PROPERTIES, "property", upper=True))
 
@@ -369,6 +365,13 @@ def _compile_predicate(spec: Any, kb: ObjectKB) -> Pred:
     return conjunction(checks)
 
 
+def _states_reader(names: FrozenSet[str]) -> Callable[[Context, int], FrozenSet[str]]:
+    """How to read a node's states for a check on ``names``: with the derived ones only when one is asked for."""
+    if names & DERIVED_STATES:
+        return Context.states
+    return lambda ctx, nid: ctx.state.states_of(nid)
+
+
 def pours_spec(what: Any) -> Dict[str, Any]:
     """The predicate ``pours: what`` stands for: a liquid matching ``what``, or a container holding one."""
     inner = {k: v for k, v in (what or {}).items() if k != "__line__"}
@@ -379,11 +382,7 @@ def pours_spec(what: Any) -> Dict[str, Any]:
 
 def first_match(ctx: Context, pred: Pred, ids) -> Tuple[bool, Tuple[int, ...]]:
     """The first of ``ids`` (ascending) that ``pred`` matches, with its witnesses: ``(True, (id, *witnesses))``."""
-    for o in sorted(ids):
-        ok, w = pred(ctx, o)
-        if ok:
-            return True, (o,) + w
-    return False, ()
+    return first_match_ordered(ctx, pred, sorted(ids))
 
 
 def first_match_ordered(ctx: Context, pred: Pred, ids: Sequence[int]) -> Tuple[bool, Tuple[int, ...]]:

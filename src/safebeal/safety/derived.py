@@ -157,7 +157,7 @@ class Derived:
                             self._fill(c, x)
         elif act in ("PUTIN", "PUTBACK") and len(ids) == 2 and canonical(ids[1]) in BASINS:
             if _recipient(after, x):
-                for tap in _taps_of_basin(after, ids[1], canonical, sources):
+                for tap in taps_of_basin(after, ids[1], canonical, sources):
                     if "ON" in after.states_of(tap):
                         self._fill(x, tap)
                         break
@@ -177,7 +177,8 @@ def _recipient(state, nid: int) -> bool:
     return n is not None and "RECIPIENT" in n.properties
 
 
-def _taps_of_basin(state, basin: int, canonical: Callable[[int], str], sources) -> List[int]:
+def taps_of_basin(state, basin: int, canonical: Callable[[int], str], sources) -> List[int]:
+    """The taps that serve a sink or bathtub: faucets CLOSE to it, or on or in it (ascending ids)."""
     near = set(state.targets(basin, "CLOSE")) | sources(state, basin, "ON") | sources(state, basin, "INSIDE")
     return sorted(t for t in near if canonical(t) == TAP)
 

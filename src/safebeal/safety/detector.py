@@ -32,7 +32,7 @@ from typing import Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tup
 from safebeal.errors import SafebealError
 from safebeal.safety.conditions import HEATERS, Context, EventLog, new_event_logs, sources_from
 from safebeal.safety.contact import HOLD_RELATIONS, RAW_ACTIONS, RAW_HANDS, WET_ACTIONS, record_raw
-from safebeal.safety.derived import DERIVED_ACTIONS, TAP, Derived
+from safebeal.safety.derived import BASINS, DERIVED_ACTIONS, Derived, taps_of_basin
 from safebeal.safety.pruning import ChangeSet, NodeKind, ReverseIndex, node_kind
 from safebeal.safety.knowledge import UnknownClassError
 from safebeal.safety.rules import Rule, RuleSet, load_rules
@@ -50,8 +50,6 @@ HEAT_AFTER = frozenset({"SWITCHON", "PUTIN", "PUTBACK", "PUTOBJBACK"})
 HEAT_BEFORE = frozenset({"SWITCHOFF", "GRAB"})
 #: actions that use the running water at hand: a running tap by the agent (or by the sink it stands at) is used
 WATER_USE_ACTIONS = WET_ACTIONS | {"DRINK"}
-#: basins whose taps (faucets CLOSE to them, or on or in them) serve whoever stands at them
-BASINS = frozenset({"sink", "bathtub"})
 #: what food taken out of is soiled (event ``floored``)
 BINS = frozenset({"trashcan", "garbage_can"})
 
@@ -262,11 +260,8 @@ class Monitor:
             elif act in HEAT_AFTER:
                 self._record_heated(after, ids + holders)
         if act in DERIVED_ACTIONS and ids:
-            rev = self._scene.reverse(self.initial.scene)
-            kb = self.det.rules.kb
             self.derived.record(act, ids, before, after, lambda i: self._attrs(before, i), lambda: self._held(before),
-                                lambda i: kb.canonical(before.node(i).class_name) if before.node(i) else "",
-                                lambda st, i, r: sources_from(st, rev, i, r))
+                                lambda i: self._canonical(before, i), self._sources)
         if act in WATER_USE_ACTIONS:
             self._record_water_use(before)
         if act in ("DROP", "RELEASE"):
@@ -304,6 +299,15 @@ class Monitor:
             self.agent_events.add("hands_wet")
         elif act == "WIPE":
             self.agent_events.discard("hands_wet")
+
+    def _canonical(self, state: StateView, nid: int) -> str:
+        """The node's class name with aliases resolved ("" for a node the state lacks)."""
+        n = state.node(nid)
+        return self.det.rules.kb.canonical(n.class_name) if n is not None else ""
+
+    def _sources(self, state: StateView, nid: int, rel: str) -> Set[int]:
+        """``state.sources(nid, rel)`` for ON or INSIDE, through the scene's cached reverse index."""
+        return sources_from(state, self._scene.reverse(self.initial.scene), nid, rel)
 
     def _held(self, state: StateView) -> Set[int]:
         """``state.held()`` without looking the character up again."""
@@ -360,22 +364,13 @@ class Monitor:
     def _record_water_use(self, state: StateView) -> None:
         """Washing, rinsing or drinking at running water uses it: the water sources CLOSE to the agent that are ON,
         and the running taps of a sink or bathtub CLOSE to it (faucets CLOSE to the basin, or on or in it)."""
-        kb = self.det.rules.kb
-        rev = self._scene.reverse(self.initial.scene)
         used = self.events["used"]
         for w in state.targets(self._char, "CLOSE"):
             if "water_source" not in self._attrs(state, w):
                 continue
             taps = {w}
-            n = state.node(w)
-            if n is not None and kb.canonical(n.class_name) in BASINS:
-                near = set(state.targets(w, "CLOSE"))
-                for r in HOLD_RELATIONS:
-                    near.update(rev.get((w, r), ()))
-                for f in near:
-                    m = state.node(f)
-                    if m is not None and kb.canonical(m.class_name) == TAP:
-                        taps.add(f)
+            if self._canonical(state, w) in BASINS:  # a basin: its taps serve whoever stands at it
+                taps.update(taps_of_basin(state, w, lambda i: self._canonical(state, i), self._sources))
             running = [t for t in taps if "ON" in state.states_of(t)]
             used.update(running)
             self._handled.update(running)
