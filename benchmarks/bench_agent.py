@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import statistics
 import sys
 import time
@@ -42,7 +41,7 @@ def main() -> None:
 
     from safebeal.bench.evaluate import detector_for
     from safebeal.datasets.base import DATASETS
-    from safebeal.planners.agent import ActPlanner
+    from safebeal.planners.agent import ActPlanner, follow_references
     from safebeal.planners.backends.mock import MockBackend
     from safebeal.planners.observation import observe_state
     from safebeal.scene import SceneEnv, parse_script
@@ -52,13 +51,7 @@ def main() -> None:
     scenes = {t.id: t.get_scene() for t in tasks}  # loaded once, outside the timings
     det = detector_for()
     steps = sum(len(s) for s in scripts.values())
-    refs = {t.instruction: t.reference.splitlines() for t in tasks}
-
-    def follow(prompt):
-        u = prompt[-1]["content"]
-        lines = refs[u.splitlines()[0][len("Task: "):]]
-        n = int(re.search(r"Turn (\d+) of", u).group(1))
-        return lines[n - 1] if n <= len(lines) else "[DONE]"
+    follow = follow_references(tasks)
 
     def plain():
         for t in tasks:

@@ -15,7 +15,7 @@ from safebeal.bench.runner import RunConfig, rescore, run_bench
 from safebeal.bench.viewer import sample_rows
 from safebeal.cli import app
 from safebeal.datasets.base import DATASETS
-from safebeal.planners.agent import ActPlanner, ReactPlanner
+from safebeal.planners.agent import ActPlanner, ReactPlanner, follow_plans, follow_references
 from safebeal.planners.planners import create_planner
 from safebeal.planners.backends.mock import MockBackend
 
@@ -32,21 +32,8 @@ def tasks():
     return DATASETS.create("saferisks-test").tasks()[:N]
 
 
-def follower(tasks):
-    """A scripted agent: on turn k it answers the k-th step of its task's reference plan, then [DONE]."""
-    refs = {t.instruction: t.reference.splitlines() for t in tasks}
-
-    def answer(prompt):
-        u = prompt[-1]["content"]
-        lines = refs[u.splitlines()[0][len("Task: "):]]
-        n = int(re.search(r"Turn (\d+) of", u).group(1))
-        return lines[n - 1] if n <= len(lines) else "[DONE]"
-
-    return answer
-
-
 def agent(tasks, label="act/follow"):
-    p = ActPlanner(backend=MockBackend(follower(tasks)), parallel=2)
+    p = ActPlanner(backend=MockBackend(follow_references(tasks)), parallel=2)
     p.run_label = label
     return p
 
@@ -215,15 +202,7 @@ def test_the_same_plans_written_whole_or_step_by_step_are_judged_the_same(tmp_pa
              for i, t in enumerate(tasks)}
     f = tmp_path / "whole.jsonl"
     f.write_text("".join(json.dumps({"task_id": k, "output": "\n".join(v)}) + "\n" for k, v in plans.items()))
-    by_instruction = {t.instruction: plans[t.id] for t in tasks}
-
-    def step(prompt):
-        u = prompt[-1]["content"]
-        lines = by_instruction[u.splitlines()[0][len("Task: "):]]
-        k = int(re.search(r"Turn (\d+) of", u).group(1))
-        return lines[k - 1] if k <= len(lines) else "[DONE]"
-
-    p = ActPlanner(backend=MockBackend(step))
+    p = ActPlanner(backend=MockBackend(follow_plans({t.instruction: plans[t.id] for t in tasks})))
     p.run_label = "act/scripted"
     whole = create_planner(f"replay:path={f}")
     summary = run_bench(_cfg(tmp_path), planners=[whole, p])

@@ -12,7 +12,7 @@ import pytest
 
 from safebeal.datasets.base import DATASETS
 from safebeal.errors import SafebealError
-from safebeal.planners.agent import ActPlanner, ReactPlanner, history_text, read_reply
+from safebeal.planners.agent import ActPlanner, ReactPlanner, follow_references, history_text, read_reply
 from safebeal.planners.backends.mock import MockBackend, MockFailure
 from safebeal.planners.observation import observe_state
 from safebeal.planners.planners import PLANNERS, create_planner
@@ -150,13 +150,7 @@ def test_a_failed_generation_ends_the_episode_as_a_generation_error(task):
 
 def test_parallel_episodes_give_the_same_samples(task):
     tasks = [t for t in DATASETS.create("saferisks-test").tasks()][:6]
-    refs = {t.instruction: t.reference.splitlines() for t in tasks}
-
-    def follow(prompt):
-        u = prompt[-1]["content"]
-        lines = refs[u.splitlines()[0][len("Task: "):]]
-        n = int(re.search(r"Turn (\d+) of", u).group(1))
-        return lines[n - 1] if n <= len(lines) else "[DONE]"
+    follow = follow_references(tasks)
 
     def key(outs):
         return {o.task_id: (o.text, [{k: v for k, v in t.items() if k != "latency_s"} for t in o.turns]) for o in outs}

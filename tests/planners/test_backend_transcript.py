@@ -4,14 +4,13 @@ run without a model), and what it says once an episode leaves the recorded one."
 from __future__ import annotations
 
 import json
-import re
 
 import pytest
 
 from safebeal.bench.rundir import RunDir
 from safebeal.bench.runner import RunConfig, run_bench
 from safebeal.datasets.base import DATASETS
-from safebeal.planners.agent import ActPlanner, ReactPlanner
+from safebeal.planners.agent import ActPlanner, ReactPlanner, follow_references
 from safebeal.planners.backends import BACKENDS, BackendError
 from safebeal.planners.backends.mock import MockBackend
 from safebeal.planners.planners import create_planner
@@ -35,15 +34,7 @@ def _turns(eps):
 
 def test_a_recorded_run_replays_turn_by_turn(tmp_path):
     tasks = DATASETS.create("saferisks-test").tasks()[:4]
-    refs = {t.instruction: t.reference.splitlines() for t in tasks}
-
-    def follow(prompt):
-        u = prompt[-1]["content"]
-        lines = refs[u.splitlines()[0][len("Task: "):]]
-        k = int(re.search(r"Turn (\d+) of", u).group(1))
-        return lines[k - 1] if k <= len(lines) else "[DONE]"
-
-    samples = _record(tmp_path, ActPlanner(backend=MockBackend(follow)))
+    samples = _record(tmp_path, ActPlanner(backend=MockBackend(follow_references(tasks))))
     replay = create_planner("act", backend=f"transcript:path={samples}")
     replay.run_label = "replayed"
     run_bench(RunConfig(planners=[], dataset="saferisks-test", out=str(tmp_path / "re"), limit=4, workers=1, png=False),

@@ -348,6 +348,28 @@ def history_text(turns: Sequence[Dict[str, Any]]) -> str:
     return "\n".join(out)
 
 
+_TURN = re.compile(r"Turn (\d+) of")
+
+
+def follow_plans(plans: Dict[str, Sequence[str]]) -> Callable[[List[Dict[str, str]]], str]:
+    """A scripted model for the mock backend (tests, benchmarks): on turn k of a task it answers the k-th line of
+    the plan given for the task's instruction, then ``[DONE]``. It reads the turn prompt
+    (``templates/agent_turn.txt``: the first line ``Task: <instruction>``, then ``Turn <k> of ...``)."""
+
+    def answer(prompt: List[Dict[str, str]]) -> str:
+        u = prompt[-1]["content"]
+        lines = plans[u.splitlines()[0][len("Task: "):]]
+        k = int(_TURN.search(u).group(1))
+        return lines[k - 1] if k <= len(lines) else "[DONE]"
+
+    return answer
+
+
+def follow_references(tasks: Sequence[Task]) -> Callable[[List[Dict[str, str]]], str]:
+    """:func:`follow_plans` with each task's reference plan."""
+    return follow_plans({t.instruction: t.reference.splitlines() for t in tasks})
+
+
 def _whole(value: Any, key: str, planner: str, lo: int, hi: int) -> int:
     try:
         n = int(value)
