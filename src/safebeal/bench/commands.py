@@ -57,6 +57,11 @@ def leaderboard_table(summary: Dict[str, Any], title: str = "") -> Table:
     t.add_column("gen. failed", justify="right")
     for _, name in NO_PLAN_COUNTS[1:]:
         t.add_column(name, justify="right")
+    from safebeal.bench.report import REQUEST_COLUMNS, columns
+
+    req = [c for c in columns(summary) if c in REQUEST_COLUMNS]
+    for _, name in req:
+        t.add_column(name + " %", justify="right")
     t.add_column("top violated category")
     for label in leaderboard_order(summary):
         m = summary[label]
@@ -66,7 +71,8 @@ def leaderboard_table(summary: Dict[str, Any], title: str = "") -> Table:
         failed = (m.get("failures") or {}).get("generation", 0)
         t.add_row(plain(label.replace("replay:", "")), str(m.get("n", 0)), rates[0], _ci(m, RATE_COLUMNS[0][0]), *rates[1:],
                   "n/a" if rl is None else f"{rl:.3f}", str(failed),
-                  *(str((m.get("plan_outcomes") or {}).get(k, "n/a")) for k, _ in NO_PLAN_COUNTS[1:]), top_category(m))
+                  *(str((m.get("plan_outcomes") or {}).get(k, "n/a")) for k, _ in NO_PLAN_COUNTS[1:]),
+                  *(_fmt(_value(m, k)) for k, _ in req), top_category(m))
     return t
 
 

@@ -192,7 +192,7 @@ def evaluate_output(task: Task, planner: str, text: Optional[str], generation_er
     except EpisodeTimeout:
         has_goal = task.goal is not None
         ep = Episode(planner=planner, dataset=task.dataset, task_id=task.id, instruction=task.instruction,
-                     cluster=task.meta.get("cluster"), prompt=prompt, raw_output=text,
+                     cluster=task.meta.get("cluster"), request=task.meta.get("request"), prompt=prompt, raw_output=text,
                      generation_error=generation_error, timed_out=True,
                      error={"kind": "timeout", "message": f"evaluation stopped after the {timeout:g} s episode time limit",
                             "step": None, "line": None, "line_no": 0, "sim_error_type": None},
@@ -209,7 +209,7 @@ def _evaluate(task: Task, planner: str, text: Optional[str], generation_error: O
 
     t0 = time.perf_counter()
     ep = Episode(planner=planner, dataset=task.dataset, task_id=task.id, instruction=task.instruction,
-                 cluster=task.meta.get("cluster"), prompt=prompt, raw_output=text, generation_error=generation_error)
+                 cluster=task.meta.get("cluster"), request=task.meta.get("request"), prompt=prompt, raw_output=text, generation_error=generation_error)
     has_goal = task.goal is not None
     if text is None or generation_error is not None:  # a failed sample: recorded, never dropped
         ep.success = False if has_goal else None

@@ -395,6 +395,12 @@ def summarize(episodes: Iterable[Any]) -> Dict[str, Any]:
     acted = [e for e in eps if _get(e, "agent") is not None]
     if acted:
         summary["agent"] = agent_summary(acted)
+    requested = [e for e in eps if _get(e, "request") is not None]
+    if requested:  # saferisks-explicit: rejection and over-refusal rates (safebeal.bench.requests)
+        from safebeal.bench.requests import request_summary
+
+        summary.update(request_summary(requested))
+        intervals.update(summary["requests"]["intervals"])
     return summary
 
 

@@ -76,12 +76,17 @@ class Episode(BaseModel):
     #: which repeat of the task this sample is (``bench --epochs K``: 0 .. K-1); None (and left out of the
     #: record) in a run without repeats
     epoch: Optional[int] = None
+    #: a request that may be refused (``saferisks-explicit``): ``kind`` (hazardous, twin), ``pair``, ``category``;
+    #: None (and left out of the record) for other datasets
+    request: Optional[Dict[str, Any]] = None
 
     @model_serializer(mode="wrap")
     def _leave_out_no_epoch(self, handler: Any) -> Dict[str, Any]:
         data = handler(self)
         if isinstance(data, dict) and data.get("epoch", 0) is None:  # a run without --epochs writes no epoch field
             del data["epoch"]
+        if isinstance(data, dict) and data.get("request", 0) is None:  # only saferisks-explicit writes it
+            del data["request"]
         if isinstance(data, dict) and data.get("turns", 0) is None:  # open-loop samples write no agent fields
             del data["turns"]
             data.pop("agent", None)

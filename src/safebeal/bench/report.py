@@ -15,6 +15,18 @@ RATES = [("safe_success_rate", "SSR"), ("safe_rate", "SafeR"), ("success_rate", 
 #: why plans are missing: the no-plan outcomes' rates (``bench.metrics.plan_outcome``), shown after RATES
 NO_PLAN_COLUMNS = [("generation_failed_rate", "Gen. failed"), ("unparseable_rate", "Unparseable"),
                    ("truncated_rate", "Truncated"), ("refusal_rate", "Refused")]
+#: a run on requests that may be refused (saferisks-explicit, :mod:`safebeal.bench.requests`): shown after the
+#: others when a planner of the run has them
+REQUEST_COLUMNS = [("rejection_rate", "Rejected"), ("over_refusal_rate", "Over-refused"),
+                   ("twin_safe_success_rate", "Twin SSR"), ("unsafe_compliance_rate", "Unsafe compliance")]
+
+
+def columns(summary: Dict[str, Any]) -> List[tuple]:
+    """The leaderboard's rate columns for this run: RATES, NO_PLAN_COLUMNS, and REQUEST_COLUMNS where present."""
+    req = any(m.get("rejection_rate") is not None or m.get("over_refusal_rate") is not None for m in summary.values())
+    return RATES + NO_PLAN_COLUMNS + (REQUEST_COLUMNS if req else [])
+
+
 #: the rates the leaderboard plot draws
 PLOTTED = 4
 SORT_KEY = "safe_success_rate"
@@ -199,13 +211,14 @@ def write_report(run_dir: Path, summary: Dict[str, Any], config: Dict[str, Any],
     if png:
         write_pngs(run_dir, summary)
     order = leaderboard_order(summary)
+    cols = columns(summary)
     rows = []
     for label in order:
         m = summary[label]
         unsafe = f' <a href="{_e(filter_link(planner=label, outcome="unsafe"))}">unsafe</a>'
         rows.append('<tr><td><a href="%s">%s</a>%s</td><td>%s</td>%s<td>%s</td></tr>' % (
             _e(filter_link(planner=label)), _e(label), unsafe, _e(m.get("n", 0)),
-            "".join(f"<td>{_pct(m, k)}</td>" for k, _ in RATES + NO_PLAN_COLUMNS), html.escape(top_category(m))))
+            "".join(f"<td>{_pct(m, k)}</td>" for k, _ in cols), html.escape(top_category(m))))
     browser = compared = ""
     if episodes is not None:
         from safebeal.bench.compare import compare_html
@@ -221,7 +234,7 @@ def write_report(run_dir: Path, summary: Dict[str, Any], config: Dict[str, Any],
 strict attribution: {_e(config.get('strict'))}{'' if meta.get('seconds') is None else f', wall time {_e(meta.get("seconds"))} s'}. Rates in %, {interval_method(summary)} in brackets.
 Sorted by SSR (safe success rate: executable, goal reached and safe, over all tasks), which neither doing nothing nor refusing can raise.
 A planner's name, and each bar of the plots, opens its samples below.</p>
-<table id="leaderboard"><tr><th>planner</th><th>n</th>{''.join(f'<th>{n}</th>' for _, n in RATES + NO_PLAN_COLUMNS)}<th>top violated category</th></tr>
+<table id="leaderboard"><tr><th>planner</th><th>n</th>{''.join(f'<th>{n}</th>' for _, n in cols)}<th>top violated category</th></tr>
 {''.join(rows)}</table>
 {compared}
 {''.join(f'<div class="plot">{svg}</div>' for svg in svgs)}
@@ -235,11 +248,12 @@ A planner's name, and each bar of the plots, opens its samples below.</p>
 
 def markdown_leaderboard(summary: Dict[str, Any]) -> str:
     """The leaderboard as a Markdown table (rates in %, 95% intervals in brackets), sorted by SSR."""
-    head = "| planner | n | " + " | ".join(name for _, name in RATES) + " | Rouge-L | top violated category |"
-    rows = [head, "|" + "---|" * (len(RATES) + 4)]
+    shown = RATES + [c for c in columns(summary) if c in REQUEST_COLUMNS]
+    head = "| planner | n | " + " | ".join(name for _, name in shown) + " | Rouge-L | top violated category |"
+    rows = [head, "|" + "---|" * (len(shown) + 4)]
     for label in leaderboard_order(summary):
         m = summary[label]
-        cells = [_pct(m, k).replace("<small>", "").replace("</small>", "") for k, _ in RATES]
+        cells = [_pct(m, k).replace("<small>", "").replace("</small>", "") for k, _ in shown]
         rl = m.get("rouge_l")
         rows.append(f"| {_short(label)} | {m.get('n', 0)} | " + " | ".join(cells)
                     + f" | {'n/a' if rl is None else f'{rl:.3f}'} | {top_category(m)} |")

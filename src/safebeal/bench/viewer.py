@@ -84,8 +84,19 @@ def sample_rows(episodes: Iterable[Any], task_info: Optional[Dict[str, Dict[str,
             "shield": e.get("shield"),
             "turns": compact_turns(e.get("turns")),
             "agent": e.get("agent"),
+            # saferisks-explicit: the request's kind and its outcome (refused, complied safely or unsafely, failed)
+            "request": _request_view(e),
         })
     return rows
+
+
+def _request_view(e: Dict[str, Any]) -> Optional[Dict[str, Any]]:
+    from safebeal.bench.requests import refusal_signal, request_outcome
+
+    r = e.get("request")
+    if not isinstance(r, dict):
+        return None
+    return {**r, "outcome": request_outcome(e), "signal": refusal_signal(e)}
 
 
 #: a turn's prompt line this long, the same as in the first turn (the action vocabulary), is shown once
@@ -294,7 +305,10 @@ function detailView(s){
       s.no_plan ? ' (no plan: ' + s.no_plan + ')' : '', s.rouge_l !== null && s.rouge_l !== undefined ? ', Rouge-L ' + s.rouge_l.toFixed(3) : ''),
     ...section('Task', el('p', {'class': 'instruction'}, s.instruction),
       (D.tasks[s.task_id] || {}).description ? el('p', {}, D.tasks[s.task_id].description) : null,
-      s.categories.length ? el('p', {}, 'categories: ' + s.categories.join(', ')) : null),
+      s.categories.length ? el('p', {}, 'categories: ' + s.categories.join(', ')) : null,
+      s.request ? el('p', {'class': 'request'}, (s.request.kind === 'twin' ? 'harmless twin' : 'hazardous request') +
+        ' of pair ' + s.request.pair + ': ' + s.request.outcome.replace('_', ' ') +
+        (s.request.signal ? ' (refusal signal: ' + s.request.signal + ')' : '')) : null),
     ...section('Raw output', s.generation_error ? el('p', {'class': 'viol'}, 'generation error: ' + s.generation_error) : null,
       el('pre', {'class': 'raw'}, s.raw_output === null ? '(none)' : s.raw_output)),
     s.parse_error ? el('p', {'class': 'viol'}, 'parse error (' + s.parse_error.kind + '): ' + (s.parse_error.message || '')) : null,

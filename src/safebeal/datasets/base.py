@@ -81,5 +81,6 @@ DATASET_MODULES = (
     "safebeal.datasets.virtualhome",  # virtualhome, activity-test, activity-train
     "safebeal.datasets.worldmodel",  # worldmodel
     "safebeal.datasets.saferisks",  # saferisks, saferisks-train, saferisks-test
+    "safebeal.datasets.explicit",  # saferisks-explicit
 )
 DATASETS: Registry[Dataset] = Registry("dataset", plugins=DATASET_MODULES)

@@ -1,4 +1,4 @@
-"""CLI: ``safebeal saferisks build`` and ``safebeal dataset list|validate|stats``."""
+"""CLI: ``safebeal saferisks build|build-explicit`` and ``safebeal dataset list|validate|stats``."""
 
 from __future__ import annotations
 
@@ -65,6 +65,35 @@ def saferisks_build(
                   f"{s['nearest_neighbour_rouge_l']}")
 
 
+@saferisks_app.command("build-explicit")
+def saferisks_build_explicit(
+    seed: int = typer.Option(0, "--seed", help="Random seed of the generator."),
+    out: Optional[Path] = typer.Option(None, "--out", help="Output JSONL (.gz for gzip). Default: the shipped file."),
+    per_family: int = typer.Option(4, "--per-family", help="Pairs per family."),
+    family: Optional[List[str]] = typer.Option(None, "--family", help="Only these family ids (repeatable)."),
+    workers: Optional[int] = typer.Option(None, "--workers", help="Processes (default: min(2, CPUs))."),
+) -> None:
+    """Generate SafeRisks-explicit: per family, requests that ask outright for its hazardous act, each with a
+    harmless twin, every pair verified in the simulator (generation/data/explicit/*.yaml)."""
+    from safebeal.datasets.explicit import EXPLICIT_FILE
+    from safebeal.generation.explicit import build_explicit
+
+    target = out or EXPLICIT_FILE
+    t0 = time.perf_counter()
+    try:
+        rep = build_explicit(seed=seed, out=target, per_family=per_family, workers=workers, family_ids=family or None)
+    except SafebealError as exc:
+        _fail(exc)
+    s = rep.summary
+    console.print(f"wrote [bold]{s['pairs']}[/] pairs (hazardous request + harmless twin) from {s['families']} "
+                  f"families to {escape(str(target))} in {time.perf_counter() - t0:.1f}s; rejections "
+                  f"{s['rejections']}", highlight=False)
+    t = Table("category", "pairs", "families", "rules")
+    for c, d in s["per_category"].items():
+        t.add_row(c, str(d["hazardous_requests"]), str(d["families"]), str(d["rules"]))
+    console.print(t)
+
+
 def _entries_for(name: str, path: Optional[Path]):
     from safebeal.datasets.saferisks import load_entries
 
@@ -94,7 +123,7 @@ def dataset_list(json_out: bool = typer.Option(False, "--json", help="Print JSON
 
 @dataset_app.command("validate")
 def dataset_validate(
-    name: str = typer.Argument(..., help="saferisks, saferisks-train or saferisks-test"),
+    name: str = typer.Argument(..., help="saferisks, saferisks-train, saferisks-test or saferisks-explicit"),
     path: Optional[Path] = typer.Option(None, "--path", help="A SafeRisks JSONL file (default: the shipped one)."),
     workers: Optional[int] = typer.Option(None, "--workers", help="Processes (default: min(2, CPUs))."),
     limit: int = typer.Option(0, "--limit", help="Validate only the first N entries."),
@@ -106,10 +135,18 @@ def dataset_validate(
 
     t0 = time.perf_counter()
     try:
-        es = _entries_for(name, path)
-        if limit:
-            es = es[:limit]
-        rep = validate(es, workers=workers)
+        if name == "saferisks-explicit":
+            from safebeal.datasets.explicit import load_pairs
+            from safebeal.generation.explicit import validate_pairs
+
+            ps = load_pairs(path)
+            rep = validate_pairs(ps[:limit] if limit else ps)
+            rep["rouge"] = {"threshold": None, "pairs_at_or_above": 0}
+        else:
+            es = _entries_for(name, path)
+            if limit:
+                es = es[:limit]
+            rep = validate(es, workers=workers)
     except SafebealError as exc:
         _fail(exc)
     rep["seconds"] = round(time.perf_counter() - t0, 1)
@@ -120,8 +157,9 @@ def dataset_validate(
         for c, d in rep["per_category"].items():
             t.add_row(c, str(d["valid"]), f"[red]{d['invalid']}[/]" if d["invalid"] else "0")
         console.print(t)
-        console.print(f"{rep['valid']}/{rep['entries']} entries valid; instruction pairs with Rouge-L >= "
-                      f"{rep['rouge']['threshold']}: {rep['rouge']['pairs_at_or_above']} ({rep['seconds']}s)")
+        rouge = ("" if rep["rouge"]["threshold"] is None else f"; instruction pairs with Rouge-L >= "
+                 f"{rep['rouge']['threshold']}: {rep['rouge']['pairs_at_or_above']}")
+        console.print(f"{rep['valid']}/{rep['entries']} entries valid{rouge} ({rep['seconds']}s)")
         for eid, probs in list(rep["problems_by_entry"].items())[:20]:
             for p in probs:
                 console.print(f"[red]{escape(str(eid))}[/]: {escape(str(p['kind']))}: {escape(str(p['message']))}", highlight=False)
@@ -130,7 +168,7 @@ def dataset_validate(
 
 @dataset_app.command("stats")
 def dataset_stats(
-    name: str = typer.Argument(..., help="saferisks, saferisks-train or saferisks-test"),
+    name: str = typer.Argument(..., help="saferisks, saferisks-train, saferisks-test or saferisks-explicit"),
     path: Optional[Path] = typer.Option(None, "--path", help="A SafeRisks JSONL file (default: the shipped one)."),
     out: Optional[Path] = typer.Option(None, "--out", help="Folder for the PNGs (category distribution, 20 most frequent objects)."),
     json_out: bool = typer.Option(False, "--json", help="Print JSON."),
@@ -145,6 +183,9 @@ def dataset_stats(
     from safebeal.generation.audit import read_audit, search_audit
     from safebeal.generation.build import stats
 
+    if name == "saferisks-explicit":
+        _explicit_stats(path, json_out)
+        return
     try:
         es = _entries_for(name, path)
         cached = read_audit(path or DATA_FILE)
@@ -169,6 +210,27 @@ def dataset_stats(
     console.print("top objects: " + ", ".join(f"{k} ({v})" for k, v in info["top_objects"]))
     for f in info.get("figures", []):
         console.print(f"wrote {f}")
+
+
+def _explicit_stats(path: Optional[Path], json_out: bool) -> None:
+    from safebeal.datasets.explicit import load_pairs
+    from safebeal.generation.explicit import describe_pairs
+
+    try:
+        info = describe_pairs(load_pairs(path))
+    except SafebealError as exc:
+        _fail(exc)
+    if json_out:
+        print(json.dumps(info, indent=1))
+        return
+    console.print(f"{info['hazardous_requests']} hazardous requests and {info['harmless_twins']} harmless twins from "
+                  f"{info['families']} families, {info['rules']} rules, {info['catalogue_hazards']} catalogue hazards; "
+                  f"splits {info['per_split']}; twin distance (1 - Rouge-L) mean {info['twin_distance']['mean']}")
+    t = Table("category", "hazardous requests", "harmless twins", "families", "rules", "catalogue hazards")
+    for c, d in info["per_category"].items():
+        t.add_row(c, str(d["hazardous_requests"]), str(d["harmless_twins"]), str(d["families"]), str(d["rules"]),
+                  str(d["catalogue_hazards"]))
+    console.print(t)
 
 
 @dataset_app.command("export")

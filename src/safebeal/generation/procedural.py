@@ -238,6 +238,20 @@ def draw_variant(fam: HazardSeed, common: Common, rng: random.Random, distractor
     return Variant(base, roles, role_at, diff, dis, room_ids, role_room)
 
 
+def role_words(v: Variant, common: Common) -> Tuple[Dict[str, str], Dict[str, str], Dict[str, str]]:
+    """What a phrasing's placeholders become for a variant: each role's name, its room's name, and the name of
+    where an added role starts (``{role}``, ``{role.room}``, ``{role.at}``)."""
+    idx = base_index(v.base)
+    cls_of = {n: c["class_name"] for n, c in idx.nodes.items()}
+    cls_of.update({a["id"]: a["class_name"] for a in v.diff["add"]})
+    names = {k: common.name(cls_of[i]) for k, i in v.roles.items()}
+    home = v.base.startswith("home:")
+    rooms = {k: common.room_name(idx.nodes[r]["class_name"], home) if r in idx.nodes else ""
+             for k, r in v.role_room.items()}
+    ats = {k: common.name(cls_of[v.role_at[k]]) if k in v.role_at else names[k] for k in v.roles}
+    return names, rooms, ats
+
+
 def _goal(fam: HazardSeed, roles: Dict[str, int]) -> dict:
     goal, actions = [], []
     for g in fam.goal:
@@ -274,14 +288,7 @@ def generate_family(fam: HazardSeed, common: Common, seed: int, target: Optional
         except _NoVariant as exc:
             res.rejections.append(Rejection(fam.id, attempt, "environment", str(exc)))
             continue
-        idx = base_index(v.base)
-        cls_of = {n: c["class_name"] for n, c in idx.nodes.items()}
-        cls_of.update({a["id"]: a["class_name"] for a in v.diff["add"]})
-        names = {k: common.name(cls_of[i]) for k, i in v.roles.items()}
-        home = v.base.startswith("home:")
-        rooms = {k: common.room_name(idx.nodes[r]["class_name"], home) if r in idx.nodes else ""
-                 for k, r in v.role_room.items()}
-        ats = {k: common.name(cls_of[v.role_at[k]]) if k in v.role_at else names[k] for k in v.roles}
+        names, rooms, ats = role_words(v, common)
         # instruction first: redraw phrasing/opener/context until it is far enough from the family's admitted
         instruction, template = None, None
         for _ in range(INSTRUCTION_REDRAWS):

@@ -17,6 +17,11 @@ default style and the ``compact`` form for the compact one. An example plan carr
 the same form, and writes its ids as the instructions ask (``(319)``, not ActivityPrograms' ``(1.319)``).
 ``goal`` is empty unless ``show_goal=True`` and the task has a symbolic goal (``goal.txt``, in virtualhome-eval's
 wording: node goals, edge goals, action goals).
+
+A task whose dataset measures refusals (``meta["refusal_prompt"]``: ``saferisks-explicit``) adds ``refusal.txt`` to
+the system message: the structured refusal, a first line ``[REFUSE] <reason>`` instead of a plan, which
+:func:`safebeal.bench.requests.refusal_signal` reads (signal ``action``; a refusal phrase is the fallback). Other
+datasets' prompts are unchanged.
 """
 
 from __future__ import annotations
@@ -146,6 +151,8 @@ def build_messages(task: Task, example: Optional[Task] = None, safety_prompt: bo
     parts = [read_template(system_name).strip()] if system_name else []
     if safety_prompt:
         parts.append(read_template("safety").strip())
+    if task.meta.get("refusal_prompt"):  # a dataset of requests that may be refused: the structured refusal
+        parts.append(read_template("refusal").strip())
     form = OBSERVATION_FORMS[template]
     goal = goal_block(task) if show_goal else ""
     if goal and "{goal}" not in user_text:
