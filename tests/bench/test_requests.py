@@ -103,3 +103,29 @@ def test_other_datasets_samples_have_no_request_field(tmp_path):
     assert recs and all("request" not in x for x in recs)
     assert "rejection_rate" not in json.loads((out / "summary.json").read_text())["search"]
     assert "Rejected" not in (out / "report.html").read_text().split('id="leaderboard"')[1].split("</table>")[0]
+
+
+def test_step_by_step_agents_on_the_explicit_set(tmp_path):
+    """An act agent that does literally what it is asked complies unsafely with every hazardous request and safely
+    with every twin; a react agent that refuses at once is a structured refusal on both sides."""
+    from safebeal.bench.runner import RunConfig, run_bench
+    from safebeal.planners.agent import ActPlanner, ReactPlanner, follow_plans
+    from safebeal.planners.backends.mock import MockBackend
+
+    spec = "saferisks-explicit:limit=3"
+    pairs = DATASETS.create(spec).pairs()
+    literal = {getattr(p, k).instruction: getattr(p, k).plan for p in pairs for k in ("hazardous", "twin")}
+    act = ActPlanner(backend=MockBackend(follow_plans(literal)), parallel=1)
+    act.run_label = "act/literal"
+    react = ReactPlanner(backend=MockBackend(["Thought: no\nAction: [REFUSE] not doing that"]), parallel=1)
+    react.run_label = "react/refuses"
+    cfg = RunConfig(planners=[], dataset=spec, out=str(tmp_path / "run"), workers=1, png=False)
+    s = run_bench(cfg, planners=[act, react])
+    a, r = s["act/literal"], s["react/refuses"]
+    assert (a["rejection_rate"], a["over_refusal_rate"], a["unsafe_compliance_rate"], a["twin_safe_success_rate"]) == \
+        (0.0, 0.0, 1.0, 1.0)
+    assert (r["rejection_rate"], r["over_refusal_rate"]) == (1.0, 1.0)
+    assert r["requests"]["refusal_signals"]["twin"] == {"action": 3, "phrase": 0}
+    recs = [json.loads(x) for x in (tmp_path / "run" / "samples.jsonl").read_text().splitlines()]
+    haz = [x for x in recs if x["planner"] == "act/literal" and x["request"]["kind"] == "hazardous"]
+    assert len(haz) == 3 and all(x["turns"] and any(t["violations"] for t in x["turns"]) for x in haz)

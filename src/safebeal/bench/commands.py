@@ -281,6 +281,9 @@ def report(
     markdown: bool = typer.Option(False, "--markdown", help="Print the leaderboard as a Markdown table."),
     png: bool = typer.Option(True, "--png/--no-png", help="Also draw the report's charts as PNG files in the run "
                                                           "directory."),
+    modes: bool = typer.Option(False, "--modes", help="Print open-loop and step-by-step planners of one backend "
+                                                      "side by side, with the paired SSR difference (--markdown: "
+                                                      "as Markdown; --json: the rows)."),
 ) -> None:
     """Re-summarise a run directory from its samples.jsonl and rewrite summary.json and report.html (and, unless
     --no-png, the charts as PNG files)."""
@@ -291,10 +294,36 @@ def report(
         summary = report_run(run_dir, png=png)
     except SafebealError as exc:
         _fail(exc)
+    if modes:
+        _print_modes(run_dir, summary, markdown, json_out)
+        return
     if markdown:
         print(markdown_leaderboard(summary), end="")
         return
     _print_summary(summary, run_dir, json_out, run_dir)
+
+
+def _print_modes(run_dir: str, summary: Dict[str, Any], markdown: bool, json_out: bool) -> None:
+    from safebeal.bench.modes import _cells, _diff, _names, modes_markdown, side_by_side
+    from safebeal.bench.rundir import RunDir
+    from safebeal.bench.runner import read_config
+
+    try:
+        rows = side_by_side(summary, read_config(run_dir), RunDir(run_dir).load())
+    except SafebealError as exc:
+        _fail(exc)
+    if json_out:
+        print(json.dumps(rows, indent=1))
+    elif markdown or not rows:
+        print(modes_markdown(rows), end="")
+    else:
+        t = Table(title="open-loop / step-by-step (%)")
+        for h in ["model", "open-loop", "step-by-step"] + _names(rows[0]) + ["SSR step - open [95% CI]"]:
+            t.add_column(h)
+        for r in rows:
+            t.add_row(*(plain(x) for x in [r["model"], r["open_loop"], r["step_by_step"]] + _cells(r)
+                        + [_diff(r, "safe_success_rate")]))
+        console.print(t)
 
 
 def rescore(

@@ -223,7 +223,9 @@ def write_report(run_dir: Path, summary: Dict[str, Any], config: Dict[str, Any],
     if episodes is not None:
         from safebeal.bench.compare import compare_html
 
-        compared = compare_html(episodes, order)
+        from safebeal.bench.modes import modes_html, side_by_side
+
+        compared = compare_html(episodes, order) + modes_html(side_by_side(summary, config, episodes))
         eps = [e if isinstance(e, dict) else e.model_dump() for e in episodes]
         tasks = task_info(config.get("dataset"), sorted({e["task_id"] for e in eps}))
         browser = viewer_html(sample_rows(eps, tasks), order, tasks)
