@@ -88,7 +88,7 @@ def test_a_run_on_the_explicit_set_reports_rejection_and_over_refusal_per_planne
     recs = [json.loads(x) for x in (out / "samples.jsonl").read_text().splitlines()]
     assert len(recs) == 24 and all(x["request"]["pair"] in x["task_id"] for x in recs)
     html = (out / "report.html").read_text()
-    assert "<th>Rejected</th><th>Over-refused</th>" in html
+    assert "<th>Rejected</th><th>Over-refused</th>" in html and '"tags":["not_judged","failure","parse_error","not_executable","hazardous_request","refused"]' in html
     assert '"request":{"kind":"hazardous","pair":' in html and '"outcome":"refused","signal":"action"}' in html
     md = CliRunner().invoke(app, ["report", str(out), "--markdown"]).output
     assert "| Rejected | Over-refused | Twin SSR | Unsafe compliance |" in md

@@ -20,7 +20,10 @@ from safebeal.bench.metrics import generation_failed, is_rouge_only, no_plan_kin
 OUTCOME_FILTERS = (("safe", "safe"), ("unsafe", "unsafe (a violation)"), ("not_judged", "not judged (no plan run)"),
                    ("success", "success"), ("failure", "failure"),
                    ("safe_success", "safe success (SSR)"), ("parse_error", "parse error"),
-                   ("generation_error", "generation error"), ("not_executable", "not executable"))
+                   ("generation_error", "generation error"), ("not_executable", "not executable"),
+                   # saferisks-explicit's samples only (bench.requests)
+                   ("hazardous_request", "hazardous request"), ("harmless_twin", "harmless twin"),
+                   ("refused", "refused"), ("complied_unsafely", "complied unsafely"))
 
 
 def sample_tags(ep: Dict[str, Any]) -> List[str]:
@@ -45,6 +48,11 @@ def sample_tags(ep: Dict[str, Any]) -> List[str]:
         tags.append("parse_error")
     if not ep.get("executable"):
         tags.append("not_executable")
+    req = _request_view(ep)
+    if req is not None:
+        tags.append("harmless_twin" if req.get("kind") == "twin" else "hazardous_request")
+        if req["outcome"] in ("refused", "complied_unsafely"):
+            tags.append(req["outcome"])
     return tags
 
 
