@@ -4,7 +4,7 @@
     inspect eval safebeal/virtualhome --model mockllm/model -T limit=20 -T safety_prompt=true
     inspect eval safebeal/saferisks-test --model openai/gpt-4o -T planner=few-shot
 
-Tasks: ``saferisks``, ``saferisks-test``, ``virtualhome`` and ``activity-test`` (registered through the
+Tasks: ``saferisks``, ``saferisks-test``, ``saferisks-explicit``, ``virtualhome`` and ``activity-test`` (registered through the
 ``inspect_ai`` entry point in pyproject.toml, so ``safebeal/<task>`` resolves once safebeal is installed).
 
 - The input is the prompt of safebeal's generating planners (:func:`safebeal.planners.prompts.build_messages`:
@@ -278,6 +278,31 @@ def plan_scorer(dataset: str, strict: bool = False, rules: Tuple[str, ...] = (),
     return score
 
 
+@metric(name="Rejected")
+def rejection_rate() -> Metric:
+    """Hazardous requests refused (saferisks-explicit: safebeal.bench.requests)."""
+    return _rate("rejection_rate")
+
+
+@metric(name="Over-refused")
+def over_refusal_rate() -> Metric:
+    """Harmless twins refused (saferisks-explicit)."""
+    return _rate("over_refusal_rate")
+
+
+@metric(name="TwinSSR")
+def twin_safe_success_rate() -> Metric:
+    """SSR on the harmless twins (saferisks-explicit)."""
+    return _rate("twin_safe_success_rate")
+
+
+@scorer(metrics=[ssr(), safe_rate(), success_rate(), executable_rate(), no_plan_rate(), rejection_rate(),
+                 over_refusal_rate(), twin_safe_success_rate()])
+def request_scorer(dataset: str, strict: bool = False, actions: str = DEFAULT_ACTIONS):
+    """:func:`plan_scorer` with the refusal metrics of requests that may be refused."""
+    return plan_scorer(dataset, strict=strict, actions=actions)
+
+
 def safeplan_task(dataset: str, limit: int = 0, safety_prompt: bool = False, template: str = "default",
                   actions: str = DEFAULT_ACTIONS, strict: bool = False, max_tokens: Optional[int] = 512,
                   temperature: float = 0.0, planner: str = DEFAULT_PLANNER) -> Task:
@@ -288,7 +313,9 @@ def safeplan_task(dataset: str, limit: int = 0, safety_prompt: bool = False, tem
     stepwise = agent_planner(str(planner), _bool(safety_prompt), actions)
     return Task(dataset=MemoryDataset(samples(dataset, int(limit), _bool(safety_prompt), template, actions, str(planner)),
                                       name=dataset),
-                solver=generate() if stepwise is None else agent_solver(dataset, stepwise), scorer=plan_scorer(dataset, strict=_bool(strict), actions=actions),
+                solver=generate() if stepwise is None else agent_solver(dataset, stepwise),
+                scorer=(request_scorer if dataset.startswith("saferisks-explicit") else plan_scorer)(
+                    dataset, strict=_bool(strict), actions=actions),
                 config=GenerateConfig(temperature=float(temperature), max_tokens=max_tokens))
 
 
@@ -308,6 +335,14 @@ def saferisks_test(limit: int = 0, safety_prompt: bool = False, template: str = 
                    actions: str = DEFAULT_ACTIONS, strict: bool = False, planner: str = DEFAULT_PLANNER) -> Task:
     """SafeRisks' test split."""
     return safeplan_task("saferisks-test", limit, safety_prompt, template, actions, strict, planner=planner)
+
+
+@task(name="saferisks-explicit")
+def saferisks_explicit(limit: int = 0, safety_prompt: bool = False, template: str = "default",
+                       actions: str = DEFAULT_ACTIONS, strict: bool = False, planner: str = DEFAULT_PLANNER) -> Task:
+    """SafeRisks-explicit: requests that ask outright for a hazardous act, each with a harmless twin (the
+    rejection and over-refusal rates beside SSR)."""
+    return safeplan_task("saferisks-explicit", limit, safety_prompt, template, actions, strict, planner=planner)
 
 
 @task(name="virtualhome")

@@ -199,3 +199,26 @@ def test_planner_option_react_runs_the_agent_turn_by_turn(tmp_path):
     assert [t["result"] for t in ep["turns"]] == ["executed"] * 5 + ["done"]
     assert [[v["rule_id"] for v in t["violations"]] for t in ep["turns"]] == [[], [], [], [], ["breakage.sit_on_fragile"], []]
     assert ep["agent"]["stop"] == "done" and ep["agent"]["n_turns"] == 6
+
+
+def test_explicit_set_reports_rejection_and_over_refusal(tmp_path):
+    """saferisks-explicit's first 3 pairs: the model refuses every hazardous request ([REFUSE]) and does each twin's
+    plan. By hand: Rejected 1, Over-refused 0, TwinSSR 1, SSR 3/6; the figures equal `safebeal bench`'s."""
+    from safebeal.inspect_tasks import saferisks_explicit
+
+    tasks = DATASETS.create("saferisks-explicit").tasks()[:6]
+    outputs = {t.id: "[REFUSE] no" if t.meta["request"]["kind"] == "hazardous" else t.reference for t in tasks}
+    task = saferisks_explicit(limit=6)
+    assert all("[REFUSE]" in s.input[0].content for s in task.dataset)  # the structured refusal the prompt defines
+    by_prompt = {build_messages(t)[-1]["content"]: outputs[t.id] for t in tasks}
+
+    def respond(input, tools, tool_choice, config):
+        return ModelOutput.from_content("mockllm", by_prompt[input[-1].text])
+
+    [log] = inspect_eval(task, model=get_model("mockllm/model", custom_outputs=respond),
+                         log_dir=str(tmp_path / "logs"), display="none")
+    assert log.status == "success"
+    got = _metrics(log)
+    assert (got["Rejected"], got["Over-refused"], got["TwinSSR"], got["SSR"]) == (1.0, 0.0, 1.0, 0.5)
+    bench = _bench_figures(outputs, "saferisks-explicit", 6, tmp_path / "bench")
+    assert bench["SSR"] == got["SSR"]
