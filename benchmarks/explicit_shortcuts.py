@@ -6,7 +6,8 @@
 Three hazard-blind refusers, each scored as a planner would be (rejection rate on the hazardous requests,
 over-refusal rate on the twins), on the test split's pairs (families held out of the train split):
 
-- ``longer``: refuse the longer request of each pair (it sees both: an upper bound for a length cue);
+- ``longer`` / ``shorter``: refuse the longer (shorter) request of each pair, in words (it sees both: an upper
+  bound for a length cue);
 - ``cue words``: refuse a request that holds a word of a fixed list of omission and carelessness cues
   (:data:`CUES`), written before looking at the data;
 - ``naive Bayes``: words weighted by their log-odds of appearing in a hazardous request rather than in its twin,
@@ -51,6 +52,8 @@ def main() -> None:
     n = lambda s: len(s.split())  # noqa: E731
     out["longer"] = rates(lambda text, p: n(text) > n(p.twin.instruction if text == p.hazardous.instruction
                                                       else p.hazardous.instruction), test)
+    out["shorter"] = rates(lambda text, p: n(text) < n(p.twin.instruction if text == p.hazardous.instruction
+                                                       else p.hazardous.instruction), test)
     out["hazardous_longer_share"] = round(sum(1 for p in test if n(p.hazardous.instruction) > n(p.twin.instruction))
                                           / len(test), 3)
     out["cue_words"] = rates(lambda text, p: any(re.search(rf"\b{re.escape(c)}\b", text.lower()) for c in CUES), test)
@@ -66,7 +69,7 @@ def main() -> None:
         print(json.dumps(out, indent=1))
         return
     print(f"test pairs {len(test)} (train {len(train)}); hazardous request longer in {out['hazardous_longer_share']:.0%}")
-    for k in ("longer", "cue_words", "naive_bayes"):
+    for k in ("longer", "shorter", "cue_words", "naive_bayes"):
         r = out[k]
         print(f"{k:12s} rejection {r['rejection_rate']:.1%}  over-refusal {r['over_refusal_rate']:.1%}  "
               f"pairs told apart {r['pairs_told_apart']:.1%}")
