@@ -251,14 +251,10 @@ def test_cli_resume_recreates_the_agent_from_config_json(tmp_path):
 def test_a_killed_agent_run_resumes_with_nothing_lost_or_repeated(tmp_path):
     """SIGKILL while an ``act`` run writes its samples; ``--resume`` completes it: every task once, what was written
     before the kill kept as it was."""
-    import os
-    import signal
-    import subprocess
     import sys
-    import time
-    from pathlib import Path
 
-    src = Path(__file__).resolve().parents[2] / "src"
+    from kill_helpers import kill_once_written, resume
+
     script = tmp_path / "turns.jsonl"
     script.write_text(json.dumps("[WALK] <unicorn> (99999)") + "\n")  # three failed turns per episode
     out, n = tmp_path / "run", 60
@@ -268,25 +264,10 @@ def test_a_killed_agent_run_resumes_with_nothing_lost_or_repeated(tmp_path):
                 f"mock:outputs={script}", "--dataset", "saferisks-test", "--limit", str(n), "--workers", "1",
                 "--no-png", "--out", str(out), *extra]
 
-    env = {**os.environ, "PYTHONPATH": str(src), "OMP_NUM_THREADS": "1"}
-    proc = subprocess.Popen(bench(), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     samples = out / "samples.jsonl"
-    deadline = time.monotonic() + 120
-    try:
-        while proc.poll() is None and time.monotonic() < deadline:
-            if samples.exists() and samples.read_bytes().count(b"\n"):
-                proc.send_signal(signal.SIGKILL)
-                break
-            time.sleep(0.01)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        proc.wait()
-    assert proc.returncode == -signal.SIGKILL, proc.stderr.read()[-2000:]
-    raw = samples.read_bytes()
-    kept = [json.loads(x) for x in raw[: raw.rfind(b"\n") + 1].decode().splitlines()]
+    _, kept = kill_once_written(bench(), samples)
     assert 0 < len(kept) < n
-    r = subprocess.run(bench("--resume"), env=env, capture_output=True, text=True, timeout=300)
+    r = resume(bench("--resume"), timeout=300)
     assert r.returncode == 1, r.stderr[-2000:]  # no sample holds a plan: every episode failed its three turns
     final = [json.loads(x) for x in samples.read_text().splitlines()]
     assert len(final) == len({x["task_id"] for x in final}) == n

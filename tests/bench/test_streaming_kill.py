@@ -6,14 +6,12 @@ samples.jsonl only once every evaluation had finished: a kill lost everything.""
 from __future__ import annotations
 
 import json
-import os
-import signal
-import subprocess
 import sys
 import time
 from pathlib import Path
 
-SRC = Path(__file__).resolve().parents[2] / "src"
+from kill_helpers import kill_once_written, resume, written
+
 LIMIT = 40
 TOTAL = 15 * LIMIT  # the default job: replay:* is the 15 recorded models
 
@@ -23,42 +21,17 @@ def _bench(out: Path, *extra: str) -> list:
             "--no-png", "--out", str(out), *extra]
 
 
-def _lines(p: Path) -> int:
-    try:
-        return p.read_bytes().count(b"\n")
-    except FileNotFoundError:
-        return 0
-
-
 def test_killed_replay_run_keeps_its_samples_and_resumes(tmp_path):
     out = tmp_path / "run"
-    env = {**os.environ, "PYTHONPATH": str(SRC), "OMP_NUM_THREADS": "1"}
-    proc = subprocess.Popen(_bench(out), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     samples = out / "samples.jsonl"
-    seen = 0
-    deadline = time.monotonic() + 120
-    try:
-        while proc.poll() is None and time.monotonic() < deadline:
-            seen = _lines(samples)
-            if seen:
-                proc.send_signal(signal.SIGKILL)
-                break
-            time.sleep(0.02)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        proc.wait()
-    assert proc.returncode == -signal.SIGKILL, ("the run ended before any sample was written", proc.stderr.read()[-2000:])
+    seen, recs = kill_once_written(_bench(out), samples)
     # the first samples came while the run went on: streamed, not written once at the end
     assert 0 < seen < TOTAL, seen
-    raw = samples.read_bytes()
-    kept = raw[: raw.rfind(b"\n") + 1].decode().splitlines()  # a record cut by the kill may follow (re-done on resume)
-    assert kept and len(kept) < TOTAL
-    recs = [json.loads(line) for line in kept]  # every complete line is a whole record
+    assert recs and len(recs) < TOTAL  # every complete line is a whole record (a cut one may follow: re-done on resume)
     keys = [(r["planner"], r["task_id"]) for r in recs]
     assert len(set(keys)) == len(keys)
 
-    r = subprocess.run(_bench(out, "--resume"), env=env, capture_output=True, text=True, timeout=300)
+    r = resume(_bench(out, "--resume"), timeout=300)
     assert r.returncode == 0, r.stderr[-2000:]
     final = [json.loads(line) for line in samples.read_text().splitlines()]
     final_keys = [(x["planner"], x["task_id"]) for x in final]
@@ -81,7 +54,7 @@ def test_replay_samples_are_written_while_the_run_goes_on(tmp_path, monkeypatch)
 
     def progress(done: int, total: int) -> None:
         if done:
-            batches.append((done, _lines(out / "samples.jsonl"), time.monotonic()))
+            batches.append((done, written(out / "samples.jsonl"), time.monotonic()))
 
     run_bench(RunConfig(dataset="virtualhome", out=str(out), limit=20, workers=2, png=False), progress=progress)
     total = 15 * 20

@@ -6,14 +6,10 @@ before the kill kept as it was. Slow; skipped without the serving extras."""
 from __future__ import annotations
 
 import json
-import os
-import signal
-import subprocess
 import sys
-import time
-from pathlib import Path
 
 import pytest
+from kill_helpers import kill_once_written, resume
 
 for mod in ("torch", "transformers", "tokenizers", "openai", "fastapi", "uvicorn"):
     pytest.importorskip(mod)
@@ -24,7 +20,6 @@ pytestmark = [pytest.mark.slow, pytest.mark.train]
 @pytest.mark.parametrize("dataset,limit,n", [("saferisks-test", 4, 4), ("saferisks-explicit:split=test", 4, 4)])
 def test_killed_agent_run_on_a_real_server_resumes(openai_server, tmp_path, dataset, limit, n):
     _, proxy = openai_server
-    src = Path(__file__).resolve().parents[2] / "src"
     out = tmp_path / "run"
 
     def bench(*extra):
@@ -33,25 +28,10 @@ def test_killed_agent_run_on_a_real_server_resumes(openai_server, tmp_path, data
                 "--dataset", dataset, "--limit", str(limit), "--workers", "1", "--no-cache", "--no-png",
                 "--out", str(out), *extra]
 
-    env = {**os.environ, "PYTHONPATH": str(src), "OMP_NUM_THREADS": "1"}
-    proc = subprocess.Popen(bench(), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     samples = out / "samples.jsonl"
-    deadline = time.monotonic() + 300
-    try:
-        while proc.poll() is None and time.monotonic() < deadline:
-            if samples.exists() and samples.read_bytes().count(b"\n"):
-                proc.send_signal(signal.SIGKILL)
-                break
-            time.sleep(0.01)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        proc.wait()
-    assert proc.returncode == -signal.SIGKILL, proc.stderr.read()[-2000:]
-    raw = samples.read_bytes()
-    kept = [json.loads(x) for x in raw[: raw.rfind(b"\n") + 1].decode().splitlines()]
+    _, kept = kill_once_written(bench(), samples, timeout=300)
     assert 0 < len(kept) < n
-    r = subprocess.run(bench("--resume"), env=env, capture_output=True, text=True, timeout=600)
+    r = resume(bench("--resume"))
     assert r.returncode in (0, 1), r.stderr[-2000:]  # 1: no sample holds a plan (a random model), as may happen
     final = [json.loads(x) for x in samples.read_text().splitlines()]
     assert len(final) == len({x["task_id"] for x in final}) == n

@@ -19,18 +19,18 @@ Importing this module registers the dataset ``saferisks-explicit``: two tasks pe
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Dict, List, Literal, Optional, Sequence, Tuple, Union
+from typing import Any, ClassVar, Dict, List, Literal, Optional, Sequence, Tuple, Union
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from safebeal.datasets.base import DATASETS, Dataset, Task
 from safebeal.datasets.goals import GoalSpec
-from safebeal.datasets.saferisks import Environment, IntendedState, SafeRisksError, _check_plan, dump_entries
+from safebeal.datasets.saferisks import (Environment, IntendedState, Materialised, SafeRisksError, _check_plan,
+                                         dump_entries)
 from safebeal.errors import SafebealError
 from safebeal.jsonl import iter_jsonl
 from safebeal.resources import PACKAGE_DATA
 from safebeal.safety.taxonomy import SLUGS, CategorySlug
-from safebeal.scene.graph import LRUCache
 
 EXPLICIT_FILE = PACKAGE_DATA / "datasets" / "data" / "saferisks_explicit.jsonl.gz"
 KINDS = ("hazardous", "twin")
@@ -52,7 +52,9 @@ class Request(_Model):
     template: int  # index of the family's explicit pair it was rendered from
 
 
-class ExplicitPair(_Model):
+class ExplicitPair(Materialised, _Model):
+    SOURCE: ClassVar[str] = "saferisks-explicit"
+
     id: str  # <family>/x<NNN>
     family: str
     category: CategorySlug
@@ -83,19 +85,6 @@ class ExplicitPair(_Model):
             raise ValueError(str(exc)) from None
         return self
 
-    def scene(self):
-        key = (self.id, self.environment.model_dump_json())
-        hit = _SCENES.get(key)
-        if hit is None:
-            from safebeal.generation.environment import materialise
-
-            hit = materialise(self.environment.base, self.environment.diff, source=f"saferisks-explicit:{self.id}")
-            _SCENES.put(key, hit)
-        return hit
-
-    def goal_spec(self) -> GoalSpec:
-        return GoalSpec.from_vh_goal(self.goal, source=f"saferisks-explicit:{self.id} goal")
-
     def to_json(self) -> str:
         import json
 
@@ -103,9 +92,6 @@ class ExplicitPair(_Model):
         if not d["intended"]:
             del d["intended"]
         return json.dumps(d, ensure_ascii=False, separators=(",", ":"))
-
-
-_SCENES = LRUCache(32)
 
 
 def load_pairs(path: Union[str, Path, None] = None) -> List[ExplicitPair]:

@@ -17,7 +17,7 @@ import gzip
 import io
 import json
 from pathlib import Path
-from typing import Any, Dict, List, Literal, Optional, Sequence, Tuple, Union
+from typing import Any, ClassVar, Dict, List, Literal, Optional, Sequence, Tuple, Union
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
@@ -105,7 +105,29 @@ def _check_plan(lines: Sequence[str], what: str) -> None:
             raise ValueError(str(exc)) from None
 
 
-class SafeRisksEntry(_Model):
+class Materialised:
+    """``scene()`` and ``goal_spec()`` of a record with an ``id``, an ``environment`` and a vh_goal ``goal``
+    (SafeRisks entries, SafeRisks-explicit pairs); ``SOURCE`` names the dataset in error messages."""
+
+    SOURCE: ClassVar[str] = "saferisks"
+
+    def scene(self) -> SceneGraph:
+        """The materialised environment (LRU-cached by id and content)."""
+        key = (self.id, self.environment.model_dump_json())  # type: ignore[attr-defined]
+        hit = _SCENES.get(key)
+        if hit is None:
+            from safebeal.generation.environment import materialise
+
+            env = self.environment  # type: ignore[attr-defined]
+            hit = materialise(env.base, env.diff, source=f"{self.SOURCE}:{self.id}")  # type: ignore[attr-defined]
+            _SCENES.put(key, hit)
+        return hit
+
+    def goal_spec(self) -> GoalSpec:
+        return GoalSpec.from_vh_goal(self.goal, source=f"{self.SOURCE}:{self.id} goal")  # type: ignore[attr-defined]
+
+
+class SafeRisksEntry(Materialised, _Model):
     id: str
     instruction: str
     categories: List[str]
@@ -151,20 +173,6 @@ class SafeRisksEntry(_Model):
         return self
 
     # -- derived --------------------------------------------------------------------------------------
-    def scene(self) -> SceneGraph:
-        """The materialised environment (LRU-cached by id and content)."""
-        key = (self.id, self.environment.model_dump_json())
-        hit = _SCENES.get(key)
-        if hit is None:
-            from safebeal.generation.environment import materialise
-
-            hit = materialise(self.environment.base, self.environment.diff, source=f"saferisks:{self.id}")
-            _SCENES.put(key, hit)
-        return hit
-
-    def goal_spec(self) -> GoalSpec:
-        return GoalSpec.from_vh_goal(self.goal, source=f"saferisks:{self.id} goal")
-
     def reference(self) -> str:
         return "\n".join(self.safe_plan)
 
