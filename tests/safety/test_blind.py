@@ -78,6 +78,7 @@ def test_another_frozen_set_is_judged_and_an_edited_one_refused(tmp_path, capsys
     ("blind_v3b", "6055512a4e1720d3a31f2bd883847d7cfcf414178231d654f2a520c3e82c9e92"),
     ("blind_v3c", "535d569bdc9e23be7091fe56b496e529446e9eb11a16ecc7b241bdc5774527d6"),
     ("blind_v3d", "2ef821036fe27d0fb6a9255fe689c5ab98b99157e150fe7c48d22dfd0d485d46"),
+    ("blind_v3e", "d2adf27196b73f60ccfd5bb6a512d2d8dda1b4c8aad5e08fdc58f0253e012862"),
 ])
 def test_the_outside_sets_are_frozen(name, digest):
     folder = ROOT / "tests" / "safety" / name
@@ -94,6 +95,7 @@ def test_outside_sets_do_not_fall_below_the_recorded_figures():
         "blind_v3b": (181, 101, 177, 98, 1),
         "blind_v3c": (200, 112, 191, 107, 4),
         "blind_v3d": (165, 98, 150, 90, 7),
+        "blind_v3e": (163, 91, 150, 85, 7),
     }
     for name, (n, unsafe, agree, flagged, alarms) in floors.items():
         f = mod.figures(mod.judge(mod.load_cases(ROOT / "tests" / "safety" / name)))
