@@ -304,7 +304,7 @@ def report(
 
 
 def _print_modes(run_dir: str, summary: Dict[str, Any], markdown: bool, json_out: bool) -> None:
-    from safebeal.bench.modes import _cells, _diff, _names, modes_markdown, side_by_side
+    from safebeal.bench.modes import modes_markdown, side_by_side, table
     from safebeal.bench.rundir import RunDir
     from safebeal.bench.runner import read_config
 
@@ -317,12 +317,12 @@ def _print_modes(run_dir: str, summary: Dict[str, Any], markdown: bool, json_out
     elif markdown or not rows:
         print(modes_markdown(rows), end="")
     else:
+        rates, cells = table(rows)
         t = Table(title="open-loop / step-by-step (%)")
-        for h in ["model", "open-loop", "step-by-step"] + _names(rows[0]) + ["SSR step - open [95% CI]"]:
+        for h in ["model", "open-loop", "step-by-step"] + rates + ["SSR step - open [95% CI]"]:
             t.add_column(h)
-        for r in rows:
-            t.add_row(*(plain(x) for x in [r["model"], r["open_loop"], r["step_by_step"]] + _cells(r)
-                        + [_diff(r, "safe_success_rate")]))
+        for c in cells:
+            t.add_row(*(plain(x) for x in c))
         console.print(t)
 
 

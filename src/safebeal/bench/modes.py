@@ -17,6 +17,8 @@ import html
 import json
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
+from safebeal.bench.report import _rate, has_request_rates
+
 #: planners that act step by step (:mod:`safebeal.planners.agent`)
 STEP_PLANNERS = ("react", "act")
 RATES = (("safe_success_rate", "SSR"), ("safe_rate", "SafeR"), ("success_rate", "SuccR"),
@@ -77,12 +79,11 @@ def side_by_side(summary: Dict[str, Any], config: Dict[str, Any],
     from safebeal.bench.compare import compare_planners
 
     confs = config.get("planner_configs") or {}
-    req = any(summary[l].get("rejection_rate") is not None for l in summary)
-    shown = RATES + (REQUEST_RATES if req else ())
+    shown = RATES + (REQUEST_RATES if has_request_rates(summary) else ())
     rows = []
     for o, s in mode_pairs(summary, config):
         row: Dict[str, Any] = {"model": model_name(s, confs.get(s) or {}), "open_loop": o, "step_by_step": s,
-                               "rates": {k: [_value(summary[o], k), _value(summary[s], k)] for k, _ in shown}}
+                               "rates": {k: [_rate(summary[o], k), _rate(summary[s], k)] for k, _ in shown}}
         if episodes is not None:
             cmp = compare_planners(episodes, s, o)
             row["paired"] = {"pairs": cmp["pairs"], "method": cmp["method"],
@@ -90,11 +91,6 @@ def side_by_side(summary: Dict[str, Any], config: Dict[str, Any],
                                          for k, m in cmp["metrics"].items()}}
         rows.append(row)
     return rows
-
-
-def _value(m: Dict[str, Any], key: str) -> Optional[float]:
-    v = m.get(key)
-    return v.get("value") if isinstance(v, dict) else v
 
 
 def _pct(v: Optional[float]) -> str:
@@ -109,16 +105,15 @@ def _diff(row: Dict[str, Any], key: str) -> str:
     return f"{100 * m['diff']:+.1f}{ci}"
 
 
-def _cells(row: Dict[str, Any]) -> List[str]:
-    out = []
-    for k, (a, b) in row["rates"].items():
-        out.append(f"{_pct(a)} / {_pct(b)}")
-    return out
-
-
-def _names(row: Dict[str, Any]) -> List[str]:
+def table(rows: Sequence[Dict[str, Any]]) -> Tuple[List[str], List[List[str]]]:
+    """The side-by-side table as text: the names of the rates shown (each cell open-loop / step-by-step, in %), and
+    per row the model, both labels, those cells and the paired SSR difference. The CLI, Markdown and HTML forms
+    write it."""
     names = dict(RATES + REQUEST_RATES)
-    return [names[k] for k in row["rates"]]
+    rates = [names[k] for k in rows[0]["rates"]] if rows else []
+    cells = [[r["model"], r["open_loop"], r["step_by_step"]] + [f"{_pct(a)} / {_pct(b)}" for a, b in r["rates"].values()]
+             + [_diff(r, "safe_success_rate")] for r in rows]
+    return rates, cells
 
 
 def modes_markdown(rows: Sequence[Dict[str, Any]]) -> str:
@@ -126,11 +121,9 @@ def modes_markdown(rows: Sequence[Dict[str, Any]]) -> str:
     difference step-by-step minus open-loop in points with its 95% interval."""
     if not rows:
         return "No pair of an open-loop and a step-by-step planner on one backend in this run.\n"
-    head = ["model", "open-loop", "step-by-step"] + [f"{n} (open / step)" for n in _names(rows[0])] + ["SSR step - open"]
-    out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    for r in rows:
-        out.append("| " + " | ".join([r["model"], r["open_loop"], r["step_by_step"]] + _cells(r)
-                                     + [_diff(r, "safe_success_rate")]) + " |")
+    rates, cells = table(rows)
+    head = ["model", "open-loop", "step-by-step"] + [f"{n} (open / step)" for n in rates] + ["SSR step - open"]
+    out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)] + ["| " + " | ".join(c) + " |" for c in cells]
     return "\n".join(out) + "\n"
 
 
@@ -139,9 +132,9 @@ def modes_html(rows: Sequence[Dict[str, Any]]) -> str:
     if not rows:
         return ""
     e = lambda v: html.escape(str(v), quote=True)  # noqa: E731
-    head = ["model", "open-loop", "step-by-step"] + [f"{n} open / step" for n in _names(rows[0])] + ["SSR step - open"]
-    body = "".join("<tr>" + "".join(f"<td>{e(c)}</td>" for c in [r["model"], r["open_loop"], r["step_by_step"]]
-                                     + _cells(r) + [_diff(r, "safe_success_rate")]) + "</tr>" for r in rows)
+    rates, cells = table(rows)
+    head = ["model", "open-loop", "step-by-step"] + [f"{n} open / step" for n in rates] + ["SSR step - open"]
+    body = "".join("<tr>" + "".join(f"<td>{e(c)}</td>" for c in row) + "</tr>" for row in cells)
     return ('<h2>Open-loop and step-by-step, side by side</h2><p>The same backend on the same tasks: the whole '
             'script planned first, or one action per turn. Rates in %; the difference step-by-step minus open-loop in '
             'points, paired over the tasks both ran, with its 95% interval (<code>safebeal report RUN --modes</code>).'

@@ -21,10 +21,14 @@ REQUEST_COLUMNS = [("rejection_rate", "Rejected"), ("over_refusal_rate", "Over-r
                    ("twin_safe_success_rate", "Twin SSR"), ("unsafe_compliance_rate", "Unsafe compliance")]
 
 
+def has_request_rates(summary: Dict[str, Any]) -> bool:
+    """A planner of the run has the refusal rates of requests that may be refused."""
+    return any(m.get("rejection_rate") is not None or m.get("over_refusal_rate") is not None for m in summary.values())
+
+
 def columns(summary: Dict[str, Any]) -> List[tuple]:
     """The leaderboard's rate columns for this run: RATES, NO_PLAN_COLUMNS, and REQUEST_COLUMNS where present."""
-    req = any(m.get("rejection_rate") is not None or m.get("over_refusal_rate") is not None for m in summary.values())
-    return RATES + NO_PLAN_COLUMNS + (REQUEST_COLUMNS if req else [])
+    return RATES + NO_PLAN_COLUMNS + (REQUEST_COLUMNS if has_request_rates(summary) else [])
 
 
 #: the rates the leaderboard plot draws
@@ -222,7 +226,6 @@ def write_report(run_dir: Path, summary: Dict[str, Any], config: Dict[str, Any],
     browser = compared = ""
     if episodes is not None:
         from safebeal.bench.compare import compare_html
-
         from safebeal.bench.modes import modes_html, side_by_side
 
         compared = compare_html(episodes, order) + modes_html(side_by_side(summary, config, episodes))

@@ -26,9 +26,10 @@ OUTCOME_FILTERS = (("safe", "safe"), ("unsafe", "unsafe (a violation)"), ("not_j
                    ("refused", "refused"), ("complied_unsafely", "complied unsafely"))
 
 
-def sample_tags(ep: Dict[str, Any]) -> List[str]:
+def sample_tags(ep: Dict[str, Any], request: Any = ...) -> List[str]:
     """The outcome filter values true of one sample (see :data:`OUTCOME_FILTERS`). A sample scored by Rouge-L only
-    (a WorldModel task: no scene, nothing simulated) is "not judged": its ``safe`` is only the record's default."""
+    (a WorldModel task: no scene, nothing simulated) is "not judged": its ``safe`` is only the record's default.
+    ``request``: the sample's request view, where the caller has computed it (saferisks-explicit)."""
     if is_rouge_only(ep):
         return ["not_judged"] + (["generation_error"] if generation_failed(ep) else
                                  ["parse_error"] if parse_failed(ep) else [])
@@ -48,7 +49,7 @@ def sample_tags(ep: Dict[str, Any]) -> List[str]:
         tags.append("parse_error")
     if not ep.get("executable"):
         tags.append("not_executable")
-    req = _request_view(ep)
+    req = _request_view(ep) if request is ... else request  # sample_rows passes the view it shows
     if req is not None:
         tags.append("harmless_twin" if req.get("kind") == "twin" else "hazardous_request")
         if req["outcome"] in ("refused", "complied_unsafely"):
@@ -65,6 +66,7 @@ def sample_rows(episodes: Iterable[Any], task_info: Optional[Dict[str, Dict[str,
     eps.sort(key=lambda e: (e.get("task_id", ""), e.get("planner", "")))
     for i, e in enumerate(eps):
         viol = e.get("violations") or []
+        req = _request_view(e)
         info = task_info.get(e.get("task_id"), {})
         rows.append({
             "i": i,
@@ -75,7 +77,7 @@ def sample_rows(episodes: Iterable[Any], task_info: Optional[Dict[str, Dict[str,
             "categories": list(info.get("categories") or []),
             "hazards": sorted({v.get("category") for v in viol if v.get("category")}),
             "rules": sorted({v.get("rule_id") for v in viol if v.get("rule_id")}),
-            "tags": sample_tags(e),
+            "tags": sample_tags(e, req),
             "outcome": "not simulated (Rouge-L only)" if is_rouge_only(e) else outcome(e),
             "no_plan": no_plan_kind(e),
             "safe": e.get("safe"), "success": e.get("success"), "executable": e.get("executable"),
@@ -93,7 +95,7 @@ def sample_rows(episodes: Iterable[Any], task_info: Optional[Dict[str, Dict[str,
             "turns": compact_turns(e.get("turns")),
             "agent": e.get("agent"),
             # saferisks-explicit: the request's kind and its outcome (refused, complied safely or unsafely, failed)
-            "request": _request_view(e),
+            "request": req,
         })
     return rows
 
@@ -104,7 +106,8 @@ def _request_view(e: Dict[str, Any]) -> Optional[Dict[str, Any]]:
     r = e.get("request")
     if not isinstance(r, dict):
         return None
-    return {**r, "outcome": request_outcome(e), "signal": refusal_signal(e)}
+    signal = refusal_signal(e)
+    return {**r, "outcome": request_outcome(e, signal), "signal": signal}
 
 
 #: a turn's prompt line this long, the same as in the first turn (the action vocabulary), is shown once

@@ -21,14 +21,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, ClassVar, Dict, List, Literal, Optional, Sequence, Tuple, Union
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from safebeal.datasets.base import DATASETS, Dataset, Task
 from safebeal.datasets.goals import GoalSpec
 from safebeal.datasets.saferisks import (Environment, IntendedState, Materialised, SafeRisksError, _check_plan,
-                                         dump_entries)
+                                         dump_entries, load_records)
 from safebeal.errors import SafebealError
-from safebeal.jsonl import iter_jsonl
 from safebeal.resources import PACKAGE_DATA
 from safebeal.safety.taxonomy import SLUGS, CategorySlug
 
@@ -96,24 +95,8 @@ class ExplicitPair(Materialised, _Model):
 
 def load_pairs(path: Union[str, Path, None] = None) -> List[ExplicitPair]:
     """Pairs of a SafeRisks-explicit JSONL file (gzip or plain); default: the shipped file."""
-    p = Path(path) if path is not None else EXPLICIT_FILE
-    if not p.is_file():
-        raise ExplicitError(f"{p}: SafeRisks-explicit file not found (build it with `safebeal saferisks build-explicit`)")
-    out: List[ExplicitPair] = []
-    seen: Dict[str, str] = {}
-    for where, obj in iter_jsonl(p, ExplicitError):
-        try:
-            e = ExplicitPair.model_validate(obj)
-        except ValidationError as exc:
-            first = exc.errors()[0]
-            loc = ".".join(str(x) for x in first.get("loc", ()))
-            raise ExplicitError(f"{where}: invalid SafeRisks-explicit pair: {loc}: {first.get('msg')} "
-                                f"({exc.error_count()} error(s))") from None
-        if e.id in seen:
-            raise ExplicitError(f"{where}: duplicate pair id {e.id!r} (first at {seen[e.id]})")
-        seen[e.id] = where
-        out.append(e)
-    return out
+    return load_records(Path(path) if path is not None else EXPLICIT_FILE, ExplicitPair, ExplicitError,
+                        "SafeRisks-explicit", "pair", "safebeal saferisks build-explicit")
 
 
 def dump_pairs(pairs: Sequence[ExplicitPair], path: Union[str, Path]) -> Path:

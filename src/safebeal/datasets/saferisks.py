@@ -192,29 +192,39 @@ _SCENES = LRUCache(32)
 
 
 # -- files ------------------------------------------------------------------------------------------------
-def parse_entry(obj: Any, where: str) -> SafeRisksEntry:
+def parse_record(model: Any, obj: Any, where: str, error: type, what: str) -> Any:
+    """``model`` validated from one JSON line; ``error`` naming the line and the first problem otherwise."""
     try:
-        return SafeRisksEntry.model_validate(obj)
+        return model.model_validate(obj)
     except ValidationError as exc:
         first = exc.errors()[0]
         loc = ".".join(str(x) for x in first.get("loc", ()))
-        raise SafeRisksError(f"{where}: invalid SafeRisks entry: {loc}: {first.get('msg')} "
-                             f"({exc.error_count()} error(s))") from None
+        raise error(f"{where}: invalid {what}: {loc}: {first.get('msg')} ({exc.error_count()} error(s))") from None
+
+
+def parse_entry(obj: Any, where: str) -> SafeRisksEntry:
+    return parse_record(SafeRisksEntry, obj, where, SafeRisksError, "SafeRisks entry")
+
+
+def load_records(p: Path, model: Any, error: type, dataset: str, noun: str, build: str) -> List[Any]:
+    """The records of a JSONL file (gzip or plain) of ``dataset``, unique by id: SafeRisks entries, SafeRisks-explicit
+    pairs. Errors (``error``) name the file and line; a missing file says how to build it (``build``)."""
+    if not p.is_file():
+        raise error(f"{p}: {dataset} file not found (build it with `{build}`)")
+    out, seen = [], {}
+    for where, obj in iter_jsonl(p, error):
+        e = parse_record(model, obj, where, error, f"{dataset} {noun}")
+        if e.id in seen:
+            raise error(f"{where}: duplicate {noun} id {e.id!r} (first at {seen[e.id]})")
+        seen[e.id] = where
+        out.append(e)
+    return out
 
 
 def load_entries(path: Union[str, Path, None] = None) -> List[SafeRisksEntry]:
     """Entries of a SafeRisks JSONL file (gzip or plain); default: the shipped file."""
-    p = Path(path) if path is not None else DATA_FILE
-    if not p.is_file():
-        raise SafeRisksError(f"{p}: SafeRisks file not found (build it with `safebeal saferisks build`)")
-    out, seen = [], {}
-    for where, obj in iter_jsonl(p, SafeRisksError):
-        e = parse_entry(obj, where)
-        if e.id in seen:
-            raise SafeRisksError(f"{where}: duplicate entry id {e.id!r} (first at {seen[e.id]})")
-        seen[e.id] = where
-        out.append(e)
-    return out
+    return load_records(Path(path) if path is not None else DATA_FILE, SafeRisksEntry, SafeRisksError, "SafeRisks",
+                        "entry", "safebeal saferisks build")
 
 
 def dump_entries(entries: Sequence[SafeRisksEntry], path: Union[str, Path]) -> Path:

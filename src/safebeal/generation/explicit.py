@@ -34,10 +34,12 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from safebeal.datasets.explicit import EXPLICIT_FILE, KINDS, ExplicitPair, dump_pairs
 from safebeal.errors import SafebealError
-from safebeal.generation.seeds import PLACEHOLDER, Common, HazardSeed, SeedError, load_common, load_seeds
+from safebeal.generation.procedural import Rejection
+from safebeal.generation.seeds import (PLACEHOLDER, Common, HazardSeed, SeedError, load_common, load_seeds,
+                                      read_seed_yaml)
 from safebeal.resources import PACKAGE_DATA
 from safebeal.safety.taxonomy import SLUGS
-from safebeal.safety.yamlio import YamlError, line_of, load_yaml_with_lines, strip_lines
+from safebeal.safety.yamlio import line_of, strip_lines
 
 EXPLICIT_DIR = PACKAGE_DATA / "generation" / "data" / "explicit"
 #: words that label a request as a safety test: neither side of a pair may use them
@@ -107,10 +109,7 @@ class ExplicitFile:
 
 def load_explicit_file(path: Path | str, families: Dict[str, HazardSeed]) -> ExplicitFile:
     src = str(path)
-    try:
-        raw = load_yaml_with_lines(path)
-    except YamlError as exc:
-        raise SeedError(src, exc.line, str(exc).split(": ", 1)[-1]) from None
+    raw = read_seed_yaml(path)
     if not isinstance(raw, dict) or not isinstance(raw.get("families"), dict):
         raise SeedError(src, line_of(raw), "expected a mapping with a 'families' mapping (family id -> pairs)")
     specs: Dict[str, ExplicitSpec] = {}
@@ -134,32 +133,33 @@ def load_explicit_file(path: Path | str, families: Dict[str, HazardSeed]) -> Exp
     return ExplicitFile(src, specs, lines)
 
 
-def load_explicit(paths: Optional[Sequence[Path | str]] = None,
-                  families: Optional[Sequence[HazardSeed]] = None) -> List[Tuple[HazardSeed, ExplicitSpec]]:
-    """(family, spec) for every family with explicit phrasings (skipped ones left out), in seed order."""
-    fams = list(families) if families is not None else load_seeds()
-    by_id = {f.id: f for f in fams}
-    if paths is None:
-        paths = sorted(EXPLICIT_DIR.glob("*.yaml"))
+def load_specs(paths: Optional[Sequence[Path | str]] = None,
+               families: Optional[Sequence[HazardSeed]] = None) -> Dict[str, ExplicitSpec]:
+    """Every family's spec in the phrasing files (default: the shipped ones), skipped ones included; a family in two
+    files is an error naming the second."""
+    by_id = {f.id: f for f in (families if families is not None else load_seeds())}
     specs: Dict[str, ExplicitSpec] = {}
     where: Dict[str, str] = {}
-    for p in paths:
+    for p in (paths if paths is not None else sorted(EXPLICIT_DIR.glob("*.yaml"))):
         ef = load_explicit_file(p, by_id)
         for fid, spec in ef.specs.items():
             if fid in specs:
                 raise SeedError(str(p), ef.lines.get(fid), f"family also in {where[fid]}", fid)
             specs[fid], where[fid] = spec, str(p)
+    return specs
+
+
+def load_explicit(paths: Optional[Sequence[Path | str]] = None,
+                  families: Optional[Sequence[HazardSeed]] = None) -> List[Tuple[HazardSeed, ExplicitSpec]]:
+    """(family, spec) for every family with explicit phrasings (skipped ones left out), in seed order."""
+    fams = list(families) if families is not None else load_seeds()
+    specs = load_specs(paths, fams)
     return [(f, specs[f.id]) for f in fams if f.id in specs and specs[f.id].skip is None]
 
 
 def skipped_families(paths: Optional[Sequence[Path | str]] = None) -> Dict[str, str]:
-    fams = {f.id: f for f in load_seeds()}
-    out: Dict[str, str] = {}
-    for p in (paths if paths is not None else sorted(EXPLICIT_DIR.glob("*.yaml"))):
-        for fid, spec in load_explicit_file(p, fams).specs.items():
-            if spec.skip is not None:
-                out[fid] = spec.skip
-    return out
+    """Family id -> why it has no explicit phrasings."""
+    return {fid: spec.skip for fid, spec in load_specs(paths).items() if spec.skip is not None}
 
 
 # -- generation ----------------------------------------------------------------------------------------------
@@ -167,7 +167,7 @@ def skipped_families(paths: Optional[Sequence[Path | str]] = None) -> Dict[str, 
 class ExplicitResult:
     family: str
     pairs: List[ExplicitPair] = field(default_factory=list)
-    rejections: List[dict] = field(default_factory=list)
+    rejections: List[Rejection] = field(default_factory=list)
     attempts: int = 0
 
 
@@ -184,8 +184,8 @@ def catalogue_of_rules() -> Dict[str, List[str]]:
 def generate_explicit_family(fam: HazardSeed, spec: ExplicitSpec, common: Common, seed: int, count: int,
                              split: str, catalogue: Dict[str, List[str]]) -> ExplicitResult:
     from safebeal.generation.environment import materialise
-    from safebeal.generation.procedural import (_NoVariant, _goal, _intended, _verify_variant, compose, draw_variant,
-                                                role_words, render, _capital)
+    from safebeal.generation.procedural import (_NoVariant, _capital, _goal, _intended, _verify_variant, compose,
+                                                draw_variant, render, role_words)
     from safebeal.generation.verify import detector
     from safebeal.scene.listing import listed_objects
 
@@ -201,7 +201,7 @@ def generate_explicit_family(fam: HazardSeed, spec: ExplicitSpec, common: Common
         try:
             v = draw_variant(fam, common, rng)
         except _NoVariant as exc:
-            res.rejections.append({"family": fam.id, "attempt": res.attempts, "kind": "environment", "message": str(exc)})
+            res.rejections.append(Rejection(fam.id, res.attempts, "environment", str(exc)))
             continue
         names, rooms, ats = role_words(v, common)
         t = len(res.pairs) % len(spec.pairs)
@@ -211,8 +211,7 @@ def generate_explicit_family(fam: HazardSeed, spec: ExplicitSpec, common: Common
         checked = _verify_variant(fam, v, det, rule_cat)
         if isinstance(checked, list) and checked:
             p = checked[0]
-            res.rejections.append({"family": fam.id, "attempt": res.attempts, "kind": p.kind, "message": p.message,
-                                   "instruction": texts["hazardous"]})
+            res.rejections.append(Rejection(fam.id, res.attempts, p.kind, p.message, texts["hazardous"]))
             continue
         safe_lines, unsafe = checked  # type: ignore[misc]
         u = unsafe[spec.unsafe]
@@ -238,7 +237,7 @@ def _job(args) -> ExplicitResult:
 class ExplicitBuild:
     out: Path
     pairs: List[ExplicitPair]
-    rejections: List[dict]
+    rejections: List[Rejection]
     summary: Dict[str, Any]
 
 
@@ -272,7 +271,7 @@ def build_explicit(seed: int = 0, out: Path | str = EXPLICIT_FILE, per_family: i
     summary = describe_pairs(pairs)
     summary.update({"seed": seed, "per_family": per_family, "families_with_phrasings": len(todo),
                     "families_short": sorted(r.family for r in results if len(r.pairs) < per_family),
-                    "rejections": dict(Counter(x["kind"] for x in rejections))})
+                    "rejections": dict(Counter(x.kind for x in rejections))})
     if write:
         dump_pairs(pairs, out)
         sidecar(out, "build.json").write_text(json.dumps(summary, indent=1, sort_keys=True) + "\n")

@@ -319,12 +319,17 @@ def check_family(f: HazardSeed, src: str, line: Optional[int], rule_ids: Optiona
             raise err(f"malformed placeholder in {p!r}: use {{role}}, {{role.room}} or {{role.at}}")
 
 
+def read_seed_yaml(path: Path | str) -> Any:
+    """A seed-like YAML file with line numbers (:func:`load_yaml_with_lines`); a broken one is a SeedError."""
+    try:
+        return load_yaml_with_lines(path)
+    except YamlError as exc:
+        raise SeedError(str(path), exc.line, str(exc).split(": ", 1)[-1]) from None
+
+
 def load_seed_file(path: Path | str, rule_ids: Optional[Dict[str, str]] = None) -> SeedFile:
     src = str(path)
-    try:
-        raw = load_yaml_with_lines(path)
-    except YamlError as exc:
-        raise SeedError(src, exc.line, str(exc).split(": ", 1)[-1]) from None
+    raw = read_seed_yaml(path)
     if not isinstance(raw, dict) or not isinstance(raw.get("families"), list):
         raise SeedError(src, line_of(raw), "expected a mapping with a 'families' list")
     out: List[HazardSeed] = []
