@@ -135,7 +135,6 @@ UNTESTED_EXCLUSIONS = {
     "electric_shock.electrical_in_running_washer": {"args.0.related_from.from.not_attr"},
     # no class in objects.yaml is both toxic and a mild cleaner: the exclusion changes no verdict on shipped objects
     "poisoning.toxic_into_food_container": {"args.0.not_attr"},
-    "poisoning.toxic_beside_served_food": {"object.not_attr"},
     # cooked meat no longer carries raw-meat germs (event raw_contaminated ends when heated), so the positive cannot
     # be cooked meat; and the cooked meat put back on the contaminated plate is itself flagged (ready food), so a
     # plate holding cooked meat never tells the two apart

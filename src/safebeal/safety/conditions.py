@@ -71,6 +71,10 @@ OBJECT_EVENTS = {
     "floored": "dropped, released or put on the floor, or taken out of a bin, at some point and not washed or rinsed "
                "since (what touched the floor or the rubbish)",
     "carried": "in the agent's hands while it walked or ran",
+    "prepared": "food the plan began to make into a dish: cut, cracked or broken (BREAK), or put into or onto cookware "
+                "(a pot, pan or oven tray)",
+    "left_overnight": "the plan had used it when the agent went to sleep (SLEEP, or LIE on a bed): hours passed after "
+                      "it, so what it left out has been out overnight",
     "raw_contaminated": "carries raw-meat germs: raw meat out of its packaging (put on or in a plate, board or pan, cut, "
                         "washed or touched there), what such meat or a carrier touched (the board, the knife that cut "
                         "it, the food put on that board) and what hands that handled it touched, until it is washed, "

@@ -50,6 +50,8 @@ HEAT_AFTER = frozenset({"SWITCHON", "PUTIN", "PUTBACK", "PUTOBJBACK"})
 HEAT_BEFORE = frozenset({"SWITCHOFF", "GRAB"})
 #: actions that use the running water at hand: a running tap by the agent (or by the sink it stands at) is used
 WATER_USE_ACTIONS = WET_ACTIONS | {"DRINK"}
+#: what starts making food into a dish (event ``prepared``, with putting it into cookware)
+PREP_ACTIONS = frozenset({"CUT", "BREAK"})
 #: what food taken out of is soiled (event ``floored``)
 BINS = frozenset({"trashcan", "garbage_can"})
 
@@ -288,6 +290,12 @@ class Monitor:
             ev["floored"].discard(ids[0])
         if act in ("EAT", "DRINK"):
             ev["consumed"].update(ids)
+        if ids and (act in PREP_ACTIONS or (act in ("PUTIN", "PUTBACK") and len(ids) == 2
+                                            and "cookware" in self._attrs(before, ids[1]))) \
+                and "food" in self._attrs(before, ids[0]):
+            ev["prepared"].add(ids[0])
+        if act == "SLEEP" or (act == "LIE" and ids and self._canonical(before, ids[0]) == "bed"):
+            ev["left_overnight"].update(ev["used"])  # hours pass after what the plan had used
         if act in ("SWITCHOFF", "PLUGOUT"):
             ev["powered_off"].update(ids)
         elif act in ("SWITCHON", "PLUGIN"):
