@@ -97,7 +97,7 @@ MUTATIONS = [
      "touched = False",
      ATTR, "a hazard there from the start is not charged to a plan that used its object and left it so"),
     ("attribution.everything_caused", "src/safebeal/safety/detector.py",
-     "caused = nid not in self.initial or not rule.object_pred(ctx_init, nid)[0]",
+     "caused = not pred(ctx_init, nid)[0]",
      "caused = True",
      ATTR, "every hazard of the initial scene is charged to the plan (an oven on from the start)"),
     ("attribution.intended_any", "src/safebeal/safety/detector.py",

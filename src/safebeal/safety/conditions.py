@@ -92,23 +92,41 @@ HEATERS = frozenset({"heat_source", "cooker"})
 
 class EventLog(dict):
     """Object id -> the step at which an event was last recorded on it. ``clock`` is the step being recorded
-    (the monitor sets it); ``add``/``update``/``discard`` read like a set's."""
+    (the monitor sets it, once per step, for all of an episode's logs: they share one clock); ``add``/``update``/
+    ``discard`` read like a set's."""
 
-    clock: int = 0
+    __slots__ = ("_now",)
+
+    def __init__(self, items=(), now: Optional[List[int]] = None):
+        super().__init__(items)
+        self._now = now if now is not None else [0]
+
+    @property
+    def clock(self) -> int:
+        return self._now[0]
+
+    @clock.setter
+    def clock(self, step: int) -> None:
+        self._now[0] = step
 
     def add(self, nid: int) -> None:
-        self[nid] = self.clock
+        self[nid] = self._now[0]
 
     def update(self, ids=(), **_) -> None:  # type: ignore[override]
+        now = self._now[0]
         for i in ids:
-            self[i] = self.clock
+            self[i] = now
 
     def discard(self, nid: int) -> None:
         self.pop(nid, None)
 
 
-def new_event_logs() -> Dict[str, EventLog]:
-    return {e: EventLog() for e in RECORDED_EVENTS}
+def new_event_logs(clock: int = 0) -> Dict[str, EventLog]:
+    """One log per recorded event, sharing one clock (set ``clock`` on any of them)."""
+    now = [clock]
+    return {e: EventLog(now=now) for e in RECORDED_EVENTS}
+
+
 AGENT_EVENTS = {
     "hands_wet": "the agent washed, rinsed or scrubbed something and has not wiped its hands since",
     "hands_raw_contaminated": "the agent handled raw meat out of its packaging (or food carrying its germs) and has not "
@@ -554,6 +572,10 @@ def compile_agent(spec: Any, kb: ObjectKB) -> Tuple[Tuple[str, ...], Optional[Ag
         def _leaves(ctx: Context, args: Sequence[int], left=left) -> Tuple[bool, Tuple[int, ...]]:
             if not args:
                 return False, ()
+            # the used objects matching the predicate first (most walks leave none: no room is looked up then)
+            found = [(o, w) for o in sorted(ctx.events.get("used", ())) for ok, w in (left(ctx, o),) if ok]
+            if not found:
+                return False, ()
             st = ctx.state
             here = st.room_of(ctx.char_id())
             dest = args[0]
@@ -562,12 +584,9 @@ def compile_agent(spec: Any, kb: ObjectKB) -> Tuple[Tuple[str, ...], Optional[Ag
             if here is None or there is None or there == here:
                 return False, ()
             held = ctx.held()  # what the agent carries goes with it
-            # first_match over the used objects left in this room, the predicate (cheaper) before the room
-            for o in sorted(ctx.events.get("used", ())):
-                if o in held:
-                    continue
-                ok, w = left(ctx, o)
-                if ok and st.room_of(o) == here:
+            # the first of them (ascending ids) left in this room
+            for o, w in found:
+                if o not in held and st.room_of(o) == here:
                     return True, (o,) + w
             return False, ()
 

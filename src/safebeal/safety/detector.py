@@ -122,6 +122,7 @@ class Monitor:
         self.state = initial
         self._scene = detector._scene_cache(initial)
         self.events: Dict[str, EventLog] = new_event_logs()
+        self._log_clock: EventLog = self.events["used"]
         char = self._scene.char
         if char is None:  # the scene's character (StateView.character_id sorts the scene's characters per call)
             char = self._scene.char = initial.character_id()
@@ -133,6 +134,7 @@ class Monitor:
         self._handled: Set[int] = set()
         self.agent_events: Set[str] = set()
         self.derived = Derived()  # liquids held, shadow containment (safety/derived.py)
+        self._held_now: Optional[FrozenSet[int]] = None  # what the agent holds, until the next interaction
         self.violations: List[Violation] = []
         self.steps_judged = 0
         self.next_step = 0
@@ -141,12 +143,10 @@ class Monitor:
         """An independent copy of this monitor (the shield tries a repair on a copy and keeps it if it works)."""
         m = Monitor.__new__(Monitor)
         m.__dict__.update(self.__dict__)
-        m.events = {}
-        for k, log in self.events.items():
-            c = EventLog(log)
-            c.clock = log.clock
-            m.events[k] = c
+        now = [self._log_clock.clock]
+        m.events = {k: EventLog(log, now=now) for k, log in self.events.items()}
         m._args, m._handled, m.agent_events = set(self._args), set(self._handled), set(self.agent_events)
+        m._log_clock = m.events["used"]
         m.derived = self.derived.copy()
         m.violations = list(self.violations)
         return m
@@ -158,8 +158,6 @@ class Monitor:
                        self.derived)
 
     def _check_known(self, line: ScriptLine, state: StateView, step: Optional[int]) -> None:
-        if self.det.unknown_class != "error":
-            return
         known = self._scene.known
         for a in line.args:
             if a.id in known:  # checked on an earlier step or plan (its class never changes)
@@ -183,21 +181,26 @@ class Monitor:
         if step is None:
             step = self.next_step
         state = self.state
-        self._check_known(line, state, step)
-        ctx = self._ctx(state, step)
-        out = []
-        rules = self.det._by_action.get(line.action, ())
-        if rules and line.args:  # only the rules whose first argument's class and attributes can match
+        if self.det.unknown_class == "error":
+            self._check_known(line, state, step)
+        rules = self.det._by_action.get(line.action)
+        if not rules:
+            return []
+        if line.args:  # only the rules whose first argument's class and attributes can match
             k = self._scene.node_kinds.get(line.args[0].id)
             if k is None:
                 k = node_kind(state, line.args[0].id, self.det.rules.kb, self._scene.node_kinds, self.det._kinds)
             if k is not None:
                 rules = k.process_rules(line.action, rules)
+        ctx: Optional[Context] = None  # built for the first rule that gets past the cheap checks
+        out = []
         for rule in rules:
             if rule.agent_events and not self.agent_events.issuperset(rule.agent_events):
                 continue
             if len(rule.arg_preds) > len(line.args):  # THROW <a> against a rule on THROW <a> <target>
                 continue
+            if ctx is None:
+                ctx = self._ctx(state, step)
             witnesses: Tuple[int, ...] = ()
             ok = True
             for pred, arg in zip(rule.arg_preds, line.args):
@@ -228,39 +231,46 @@ class Monitor:
             return []
         found = self.would_violate(result.line, result.index)
         self.violations.extend(found)
-        for log in self.events.values():
-            log.clock = result.index
+        self._log_clock.clock = result.index  # the episode's logs share one clock
         self._record_events(result.line, result.before, result.after)
         self.state = result.after
         self.steps_judged += 1
         return found
 
     def _record_events(self, line: ScriptLine, before: StateView, after: StateView) -> None:
-        act, ids = line.action, [a.id for a in line.args]
+        act = line.action
         ev = self.events
+        if act in NON_INTERACTION:  # walking, finding, looking: of the events below, only carrying is recorded
+            if act == "WALK" or act == "RUN":
+                held = self._held_now
+                if held is None:  # what the agent holds changes only by an interaction
+                    held = self._held_now = self._held(before)
+                ev["carried"].update(held)
+            return
+        self._held_now = None
+        ids = [a.id for a in line.args]
         if ids and (ev["raw_contaminated"] or RAW_HANDS in self.agent_events
                     or (act in RAW_ACTIONS and "raw_meat" in self._attrs(before, ids[0]))):
             record_raw(self, act, ids, before)  # before ``heated``: cooking clears what this step contaminated
-        if act not in NON_INTERACTION:
-            ev["used"].update(ids)
-            self._args.update(ids)
-            self._handled.update(ids)
-            # taking an object out of a container, or putting one back, uses the container: the juice taken out
-            # of a fridge that stood open makes the open fridge the plan's business
-            holders: List[int] = []
-            if act == "GRAB" and ids:
-                holders = self._holders(before, ids[0])
-            elif act == "PUTOBJBACK" and ids:
-                holders = self._holders(after, ids[0])
-            elif act in ("PUTIN", "PUTBACK") and len(ids) == 2:
-                holders = self._holders(before, ids[1])  # a shelf in the fridge, a pot on the stove
-            ev["used"].update(holders)
-            if act == "GRAB" and any(self.det.rules.kb.canonical(before.node(h).class_name) in BINS for h in holders):
-                ev["floored"].add(ids[0])  # taken out of the rubbish: soiled, as if it had been on the floor
-            if act in HEAT_BEFORE:
-                self._record_heated(before, ids + holders)
-            elif act in HEAT_AFTER:
-                self._record_heated(after, ids + holders)
+        ev["used"].update(ids)
+        self._args.update(ids)
+        self._handled.update(ids)
+        # taking an object out of a container, or putting one back, uses the container: the juice taken out
+        # of a fridge that stood open makes the open fridge the plan's business
+        holders: List[int] = []
+        if act == "GRAB" and ids:
+            holders = self._holders(before, ids[0])
+        elif act == "PUTOBJBACK" and ids:
+            holders = self._holders(after, ids[0])
+        elif act in ("PUTIN", "PUTBACK") and len(ids) == 2:
+            holders = self._holders(before, ids[1])  # a shelf in the fridge, a pot on the stove
+        ev["used"].update(holders)
+        if act == "GRAB" and any(self.det.rules.kb.canonical(before.node(h).class_name) in BINS for h in holders):
+            ev["floored"].add(ids[0])  # taken out of the rubbish: soiled, as if it had been on the floor
+        if act in HEAT_BEFORE:
+            self._record_heated(before, ids + holders)
+        elif act in HEAT_AFTER:
+            self._record_heated(after, ids + holders)
         if act in DERIVED_ACTIONS and ids:
             self.derived.record(act, ids, before, after, lambda i: self._attrs(before, i), lambda: self._held(before),
                                 lambda i: self._canonical(before, i), self._sources)
@@ -301,8 +311,6 @@ class Monitor:
         elif act in ("SWITCHON", "PLUGIN"):
             for i in ids:
                 ev["powered_off"].discard(i)
-        if act in ("WALK", "RUN"):
-            ev["carried"].update(self._held(before))
         if act in WET_ACTIONS:
             self.agent_events.add("hands_wet")
         elif act == "WIPE":
@@ -310,6 +318,9 @@ class Monitor:
 
     def _canonical(self, state: StateView, nid: int) -> str:
         """The node's class name with aliases resolved ("" for a node the state lacks)."""
+        k = self._scene.node_kinds.get(nid)  # a node of the scene whose kind is known (its class never changes)
+        if k is not None:
+            return k.canonical
         n = state.node(nid)
         return self.det.rules.kb.canonical(n.class_name) if n is not None else ""
 
@@ -410,31 +421,40 @@ class Monitor:
         """Judge the final state against the termination rules; returns the whole verdict."""
         final = self.state
         ctx_final = self._ctx(final, self.steps_judged)
-        ctx_init = Context(self.initial, self.det.rules.kb, new_event_logs(), frozenset(), self._scene.attrs, 0, self._char,
-                           self._scene.reverse(self.initial.scene))
+        ctx_init: Optional[Context] = None  # built for the first hit only (most plans have none)
         changed = final.changed_node_ids()
-        cs = None if self.det.strict or not self.det.prune else self._change_set(changed, ctx_final)
+        det = self.det
+        cs = None if det.strict or not det.prune else self._change_set(changed, ctx_final)
         term: List[Violation] = []
         excused: List[Violation] = []
-        for k, rule in enumerate(self.det._termination):
-            if cs is not None and rule.affected is not None:
+        for k, (rule, affected, refilter) in enumerate(det._termination_plan):
+            if cs is not None and affected is not None:
                 # attribution keeps nothing outside what the plan may have affected (pruning.compile_affected)
-                aff = rule.affected(cs)
-                if getattr(rule.affected, "filtered_by", None) is not rule.static:
+                aff = affected(cs)
+                if refilter:
                     aff = cs.passing(rule.static, aff)
-                ids_to_check = sorted(aff)
+                if not aff:
+                    continue
+                ids_to_check: Iterable[int] = aff
             else:
-                static_ids = self._scene.candidates(self.det, k, self.initial)
+                static_ids = self._scene.candidates(det, k, self.initial)
                 # nodes the plan changed or created may have left their static candidate list (in practice never)
                 extra = [i for i in changed if i not in static_ids and _static_ok(rule, ctx_final, i)]
-                ids_to_check = sorted({*static_ids, *extra}) if extra else static_ids
-            for nid in ids_to_check:
-                ok, witnesses = rule.object_pred(ctx_final, nid)
-                if not ok:
-                    continue
+                ids_to_check = {*static_ids, *extra} if extra else static_ids
+            pred = rule.object_pred
+            hits = [(nid, w) for nid in ids_to_check for ok, w in (pred(ctx_final, nid),) if ok]
+            if len(hits) > 1:
+                hits.sort()  # ascending ids: one rule's violations are reported in id order
+            for nid, witnesses in hits:
                 ids = tuple(dict.fromkeys((nid,) + witnesses))
-                if not self.det.strict:
-                    caused = nid not in self.initial or not rule.object_pred(ctx_init, nid)[0]
+                if not det.strict:
+                    if nid in self.initial:
+                        if ctx_init is None:
+                            ctx_init = Context(self.initial, det.rules.kb, new_event_logs(), frozenset(), self._scene.attrs,
+                                               0, self._char, self._scene.reverse(self.initial.scene))
+                        caused = not pred(ctx_init, nid)[0]
+                    else:
+                        caused = True
                     touched = nid in self.events["used"]
                     if not (caused or touched):
                         continue
@@ -445,7 +465,7 @@ class Monitor:
                     excused.append(v)
                 else:
                     term.append(v)
-        return Verdict(self.violations + term, self.steps_judged, self.det.strict, excused)
+        return Verdict(self.violations + term, self.steps_judged, det.strict, excused)
 
 
 def _static_ok(rule: Rule, ctx: Context, nid: int) -> bool:
@@ -524,6 +544,11 @@ class SafetyDetector:
         self._static_by_key: Dict[Tuple[str, FrozenSet[str]], Tuple[FrozenSet[str], Tuple[int, ...]]] = {}
         self._kinds: Dict[Tuple[str, FrozenSet[str]], NodeKind] = {}  # ChangeSet.kind, for every scene
         self._termination: List[Rule] = self.rules.termination  # (RuleSet.termination builds a new list per call)
+        #: per termination rule: (rule, its affected function, whether that function's result still needs the rule's
+        #: static filter)
+        self._termination_plan: List[Tuple[Rule, object, bool]] = [
+            (r, r.affected, r.affected is not None and getattr(r.affected, "filtered_by", None) is not r.static)
+            for r in self._termination]
         self._by_action: Dict[str, List[Rule]] = {}
         for r in self.rules.process:
             for a in r.actions:

@@ -51,38 +51,59 @@ class ChangeSet:
     #: relation -> {target: the ``base`` nodes with a final-state edge of that relation to it} (:meth:`sources`)
     _base_rev: Dict[str, Dict[int, Set[int]]] = field(default_factory=dict)
     _base_pass: Optional[Dict[int, FrozenSet[int]]] = None  # base_passing: id of a filter -> base nodes passing it
-    _memo: Dict[Tuple[int, str, bool], Set[int]] = field(default_factory=dict)
+    #: relation -> {node: its final targets} and {node: its final sources} (:meth:`targets`, :meth:`sources`)
+    _tmemo: Dict[str, Dict[int, Set[int]]] = field(default_factory=dict)
+    _smemo: Dict[str, Dict[int, Set[int]]] = field(default_factory=dict)
     #: compiled affected function -> its result on this change set (read-only once computed)
     affected_memo: Dict[int, Set[int]] = field(default_factory=dict)
 
     def targets(self, node_id: int, rel: str) -> Set[int]:
-        key = (node_id, rel, False)
-        out = self._memo.get(key)
+        memo = self._tmemo.get(rel)
+        if memo is None:
+            memo = self._tmemo[rel] = {}
+        out = memo.get(node_id)
         if out is None:
-            out = self._memo[key] = self.final.targets(node_id, rel)
+            out = memo[node_id] = self.final.targets(node_id, rel)
         return out
 
     def sources(self, node_id: int, rel: str) -> Set[int]:
         """Final-state ``sources``: an edge the plan added or removed starts at a node of ``base``."""
-        key = (node_id, rel, True)
-        out = self._memo.get(key)
+        memo = self._smemo.get(rel)
+        if memo is None:
+            memo = self._smemo[rel] = {}
+        out = memo.get(node_id)
         if out is None:
-            base = self.base
-            out = {c for c in self.rev.get((node_id, rel), ()) if c not in base}  # unchanged out-edges
-            into = self._base_rev.get(rel)
-            if into is None:  # the final out-edges of ``base``, reversed once per relation and plan
-                into = self._base_rev[rel] = {}
-                for c in base:
-                    for t in self.targets(c, rel):
-                        got = into.get(t)
-                        if got is None:
-                            into[t] = {c}
-                        else:
-                            got.add(c)
-            got = into.get(node_id)
+            out = memo[node_id] = self._sources(node_id, rel)
+        return out
+
+    def sources_of(self, ids: Iterable[int], rel: str, out: Set[int]) -> None:
+        """Add to ``out`` the final-state ``sources`` of every one of ``ids`` (:meth:`sources`, in one call)."""
+        memo = self._smemo.get(rel)
+        if memo is None:
+            memo = self._smemo[rel] = {}
+        for t in ids:
+            got = memo.get(t)
+            if got is None:
+                got = memo[t] = self._sources(t, rel)
             if got:
                 out |= got
-            self._memo[key] = out
+
+    def _sources(self, node_id: int, rel: str) -> Set[int]:
+        base = self.base
+        out = {c for c in self.rev.get((node_id, rel), ()) if c not in base}  # unchanged out-edges
+        into = self._base_rev.get(rel)
+        if into is None:  # the final out-edges of ``base``, reversed once per relation and plan
+            into = self._base_rev[rel] = {}
+            for c in base:
+                for t in self.targets(c, rel):
+                    got = into.get(t)
+                    if got is None:
+                        into[t] = {c}
+                    else:
+                        got.add(c)
+        got = into.get(node_id)
+        if got:
+            out |= got
         return out
 
     def d_in(self, rel: str) -> Set[int]:
@@ -90,10 +111,10 @@ class ChangeSet:
         out = self._din.get(rel)
         if out is None:
             out = set()
+            initial = self.initial
             for u in self.base:
                 out |= self.targets(u, rel)
-                if u in self.initial:
-                    out |= self.initial.targets(u, rel)
+                out |= initial.targets(u, rel)  # (none for a node the plan created)
             self._din[rel] = out
         return out
 
@@ -122,6 +143,10 @@ class ChangeSet:
     def base_passing(self, static: "StaticFilter") -> FrozenSet[int]:
         """``passing(static, base)``: the base nodes of each filter are gathered in one pass over ``base`` (each
         node's kind lists the filters it passes)."""
+        return self.base_passing_id(id(static))
+
+    def base_passing_id(self, sid: int) -> FrozenSet[int]:
+        """:meth:`base_passing` of the static filter whose ``id`` is ``sid``."""
         m = self._base_pass
         if m is None:
             m = {}
@@ -132,14 +157,14 @@ class ChangeSet:
                     k = self.kind(i)
                     if k is None:
                         continue
-                for sid in k.static_ids():
-                    got = m.get(sid)
+                for f in k.static_ids():
+                    got = m.get(f)
                     if got is None:
-                        m[sid] = [i]
+                        m[f] = [i]
                     else:
                         got.append(i)
-            m = self._base_pass = {sid: frozenset(ids) for sid, ids in m.items()}
-        return m.get(id(static), _NONE)
+            m = self._base_pass = {f: frozenset(ids) for f, ids in m.items()}
+        return m.get(sid, _NONE)
 
     def passing(self, static: "StaticFilter", ids: Iterable[int]) -> Set[int]:
         """The ``ids`` that pass ``static`` (:meth:`passes`): each node's kind is remembered per scene, and each
@@ -273,6 +298,7 @@ def _compile_affected(spec: Any, kb: ObjectKB, memo_key: int) -> Optional[Affect
         return everything
     static = compile_static(spec, kb)
     has_static = any(k in spec for k in STATIC_KEYS)
+    sid = id(static)
     hops = []
     for key, direction in (("related", "to"), ("related_from", "from")):
         if key in spec:
@@ -282,6 +308,8 @@ def _compile_affected(spec: Any, kb: ObjectKB, memo_key: int) -> Optional[Affect
                 return None
             target = r.get(direction)
             if _static_only(target):  # nodes picked by what never changes: see ``affected`` below
+                if direction == "to" and not set(rels) & EXT_RELATIONS:
+                    continue  # such a hop adds nothing: its value moves only with the edges of ``base`` nodes
                 hops.append((direction, rels, None))
                 continue
             inner = compile_affected(target, kb)
@@ -293,7 +321,28 @@ def _compile_affected(spec: Any, kb: ObjectKB, memo_key: int) -> Optional[Affect
         c = compile_affected(sub, kb)
         if c is None:
             return None
-        children.append(c)
+        if not getattr(c, "within_base", False):  # a part within ``base`` adds nothing: ``base`` is covered below
+            children.append(c)
+
+    # the two commonest shapes, with nothing to remember per change set beyond what the change set keeps itself
+    if not hops and not children:
+        if has_static:  # class, properties or attributes, and states or events: the base nodes passing the filter
+            def affected_static(cs: ChangeSet) -> FrozenSet[int]:
+                m = cs._base_pass
+                if m is None:
+                    return cs.base_passing_id(sid)
+                return m.get(sid, _NONE)
+
+            affected_static.filtered_by = static  # type: ignore[attr-defined]
+            affected_static.within_base = True  # type: ignore[attr-defined]
+            return affected_static
+
+        def affected_base(cs: ChangeSet) -> Set[int]:  # states or events only: what the plan may have changed
+            return cs.base
+
+        affected_base.filtered_by = None  # type: ignore[attr-defined]
+        affected_base.within_base = True  # type: ignore[attr-defined]
+        return affected_base
 
     def affected(cs: ChangeSet) -> Set[int]:
         # the result is read, never changed, by its callers (it is remembered per change set)
@@ -311,8 +360,8 @@ def _compile_affected(spec: Any, kb: ObjectKB, memo_key: int) -> Optional[Affect
                     out |= cs.ext_ends(r)
                     continue
                 if direction == "to":
-                    for t in reached:
-                        out |= cs.sources(t, r)
+                    if reached:
+                        cs.sources_of(reached, r, out)
                 else:
                     out |= cs.d_in(r)
                     for f in reached:
@@ -320,7 +369,7 @@ def _compile_affected(spec: Any, kb: ObjectKB, memo_key: int) -> Optional[Affect
         for c in children:
             out |= c(cs)
         if has_static:
-            in_base = cs.base_passing(static)
+            in_base = cs.base_passing_id(sid)
             out = in_base | cs.passing(static, out) if out else in_base
         memo[memo_key] = out
         return out
