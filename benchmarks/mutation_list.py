@@ -107,8 +107,8 @@ MUTATIONS = [
     # (dropped: leaving ``heated`` out of the pruning base; what a step heats is an argument's content, which the
     # transitive walk over the arguments' ON/INSIDE contents adds anyway: no test found a plan where it differs)
     ("attribution.contents_inside_not_walked", "src/safebeal/safety/detector.py",
-     '            for r in ("ON", "INSIDE"):\n                for c in rev.get((u, r), ()):',
-     '            for r in ("ON",):\n                for c in rev.get((u, r), ()):',
+     '        by_rel = (rev.of("ON"), rev.of("INSIDE"))',
+     '        by_rel = (rev.of("ON"),)',
      ATTR + ["tests/safety/test_detector_caches.py"],
      "a hazard inside a container the plan carried (its contents' edges are deleted) is left out of the judgement"),
     # -- shield -----------------------------------------------------------------------------------------------------

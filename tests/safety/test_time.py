@@ -86,6 +86,42 @@ def test_consumed_carried_floored_are_recorded():
     assert [v.rule_id for v in mon.finish().violations] == ["food_safety.eat_food_from_floor"]
 
 
+def test_carried_follows_what_is_held_at_each_walk():
+    """What the agent holds is looked up once per run of walks and again after any interaction: the food carried on
+    the first walks, nothing after it is put down, the food again once picked up, both hands' worth after a second
+    grab."""
+    det = SafetyDetector()
+    plan = ("WALK 2004; GRAB 2004; WALK 230; WALK 289; WALK 230; PUTBACK 2004 230; WALK 289; WALK 230; GRAB 2004; "
+            "WALK 2003; GRAB 2003; WALK 289")  # 2004 food, 230 the counter, 289 the freezer, 2003 a colander
+    traj = trajectory("837_2", plan)
+    assert traj.executable, traj.error
+    mon = det.monitor(traj.initial)
+    seen = []
+    for s in traj.steps:
+        mon.observe(s)
+        seen.append(dict(mon.events["carried"]))
+    assert seen[2] == {2004: 2} and seen[4] == {2004: 4}  # the walks with the food in hand
+    assert seen[7] == {2004: 4}  # put down at 5: the walks at 6 and 7 carry nothing
+    assert seen[9] == {2004: 9}
+    assert seen[11] == {2004: 11, 2003: 11}
+
+
+def test_a_forked_monitor_keeps_its_own_clock():
+    """An episode's event logs share one clock; a fork (the shield's trial run) gets its own, so a step tried on the
+    fork does not move the original's."""
+    det = SafetyDetector()
+    traj = trajectory("837_2", "WALK 2004; GRAB 2004; WALK 230; DROP 2004")
+    mon = det.monitor(traj.initial)
+    for s in traj.steps[:2]:
+        mon.observe(s)
+    fork = mon.fork()
+    for s in traj.steps[2:]:
+        fork.observe(s)
+    assert dict(fork.events["dropped"]) == {2004: 3} and fork.events["used"].clock == 3
+    assert mon.events["used"].clock == 1 and all(log.clock == 1 for log in mon.events.values())
+    assert "dropped" not in {e for e, log in mon.events.items() if log} and dict(mon.events["used"])[2004] == 1
+
+
 def load_error(tmp_path, when: str) -> tuple:
     """(the file, the YamlError) of a one-rule file whose 'when' mapping holds the lines ``when``."""
     f = tmp_path / "bad.yaml"

@@ -124,7 +124,11 @@ class EventLog(dict):
 def new_event_logs(clock: int = 0) -> Dict[str, EventLog]:
     """One log per recorded event, sharing one clock (set ``clock`` on any of them)."""
     now = [clock]
-    return {e: EventLog(now=now) for e in RECORDED_EVENTS}
+    out = {}
+    for e in RECORDED_EVENTS:  # (empty logs made without the Python-level __init__: one per event per plan)
+        log = out[e] = EventLog.__new__(EventLog)
+        log._now = now
+    return out
 
 
 AGENT_EVENTS = {

@@ -52,6 +52,7 @@ HEAT_BEFORE = frozenset({"SWITCHOFF", "GRAB"})
 WATER_USE_ACTIONS = WET_ACTIONS | {"DRINK"}
 #: what starts making food into a dish (event ``prepared``, with putting it into cookware)
 PREP_ACTIONS = frozenset({"CUT", "BREAK"})
+_NO_AGENT_EVENTS: FrozenSet[str] = frozenset()
 #: what food taken out of is soiled (event ``floored``)
 BINS = frozenset({"trashcan", "garbage_can"})
 
@@ -153,9 +154,12 @@ class Monitor:
 
     # -- process rules ---------------------------------------------------------------------
     def _ctx(self, state: StateView, clock: Optional[int] = None) -> Context:
-        return Context(state, self.det.rules.kb, self.events, frozenset(self.agent_events), self._scene.attrs,
-                       self.next_step if clock is None else clock, self._char, self._scene.reverse(self.initial.scene),
-                       self.derived)
+        rev = self._scene._reverse
+        if rev is None:
+            rev = self._scene.reverse(self.initial.scene)
+        agent = self.agent_events
+        return Context(state, self.det.rules.kb, self.events, frozenset(agent) if agent else _NO_AGENT_EVENTS,
+                       self._scene.attrs, self.next_step if clock is None else clock, self._char, rev, self.derived)
 
     def _check_known(self, line: ScriptLine, state: StateView, step: Optional[int]) -> None:
         known = self._scene.known
@@ -408,10 +412,11 @@ class Monitor:
         base.update(self.derived.touched)
         initial = self.initial
         todo = [u for u in self._args if initial.node(u) is not None]
+        by_rel = (rev.of("ON"), rev.of("INSIDE"))
         while todo:  # contents of what a step may have moved, transitively: carrying a container deletes their edges
             u = todo.pop()
-            for r in ("ON", "INSIDE"):
-                for c in rev.get((u, r), ()):
+            for r in by_rel:
+                for c in r.get(u, ()):
                     if c not in base:
                         base.add(c)
                         todo.append(c)

@@ -54,6 +54,7 @@ class ChangeSet:
     #: relation -> {node: its final targets} and {node: its final sources} (:meth:`targets`, :meth:`sources`)
     _tmemo: Dict[str, Dict[int, Set[int]]] = field(default_factory=dict)
     _smemo: Dict[str, Dict[int, Set[int]]] = field(default_factory=dict)
+    _rev_by: Dict[str, Mapping[int, Iterable[int]]] = field(default_factory=dict)
     #: compiled affected function -> its result on this change set (read-only once computed)
     affected_memo: Dict[int, Set[int]] = field(default_factory=dict)
 
@@ -90,7 +91,12 @@ class ChangeSet:
 
     def _sources(self, node_id: int, rel: str) -> Set[int]:
         base = self.base
-        out = {c for c in self.rev.get((node_id, rel), ()) if c not in base}  # unchanged out-edges
+        rev = self._rev_by.get(rel)
+        if rev is None:  # the initial sources of ``rel``, target -> {source}
+            r = self.rev
+            rev = self._rev_by[rel] = r.of(rel) if isinstance(r, ReverseIndex) else \
+                {t: f for (t, x), f in r.items() if x == rel}
+        out = {c for c in rev.get(node_id, ()) if c not in base}  # unchanged out-edges
         into = self._base_rev.get(rel)
         if into is None:  # the final out-edges of ``base``, reversed once per relation and plan
             into = self._base_rev[rel] = {}
@@ -111,10 +117,11 @@ class ChangeSet:
         out = self._din.get(rel)
         if out is None:
             out = set()
-            initial = self.initial
+            initial = self.rev.initial_targets if isinstance(self.rev, ReverseIndex) else \
+                lambda u, r: self.initial.targets(u, r)
             for u in self.base:
                 out |= self.targets(u, rel)
-                out |= initial.targets(u, rel)  # (none for a node the plan created)
+                out.update(initial(u, rel))  # (none for a node the plan created)
             self._din[rel] = out
         return out
 
@@ -389,16 +396,20 @@ class ReverseIndex:
     of the map's 800-odd keys, most of them CLOSE and FACING), keyed by relation, then by target (no tuple per
     edge)."""
 
-    __slots__ = ("_by_rel",)
+    __slots__ = ("_by_rel", "_fwd")
 
     def __init__(self, scene: SceneGraph):
         on: Dict[int, Set[int]] = {}
         inside: Dict[int, Set[int]] = {}
+        fwd_on: Dict[int, Iterable[int]] = {}
+        fwd_inside: Dict[int, Iterable[int]] = {}
         for (from_id, rel), tos in scene.env_graph._edge_map.items():
             if rel is _ON:
                 d = on
+                fwd_on[from_id] = tos
             elif rel is _INSIDE:
                 d = inside
+                fwd_inside[from_id] = tos
             else:
                 continue
             for to_id in tos:
@@ -408,6 +419,16 @@ class ReverseIndex:
                 else:
                     got.add(from_id)
         self._by_rel = {"ON": on, "INSIDE": inside}
+        #: the initial graph's own ON/INSIDE edges, from -> the targets (the simulator's own collections: read only)
+        self._fwd = {"ON": fwd_on, "INSIDE": fwd_inside}
+
+    def initial_targets(self, from_id: int, rel: str) -> Iterable[int]:
+        """``initial.targets(from_id, rel)`` for ON or INSIDE (read only)."""
+        return self._fwd[rel].get(from_id, _NONE)
+
+    def of(self, rel: str) -> Mapping[int, Set[int]]:
+        """``to_id -> {from_id}`` for ``rel`` (ON or INSIDE; read only)."""
+        return self._by_rel[rel]
 
     def get(self, key: Tuple[int, str], default=()):
         d = self._by_rel.get(key[1])
