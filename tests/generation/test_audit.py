@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from safebeal.datasets.saferisks import DATA_FILE, load_entries
-from safebeal.generation.audit import (core_instruction, home_of, near_duplicates, search_audit, temptation_kind)
+from safebeal.generation.audit import (core_instruction, home_of, near_duplicates, pattern_of, pattern_stats,
+                                      search_audit, temptation_kind)
 from safebeal.generation.build import stats
 from safebeal.generation.verify import verify_entry
 
@@ -96,3 +97,34 @@ def test_catalogue_coverage_counts_hazards_whose_rules_label_an_unsafe_plan():
     assert hit and cov["covered"] == len(hit)
     assert [r["id"] for r in cov["rows"] if r["entries"]] == hit
     assert all(r["entries"] == 3 for r in cov["rows"] if r["entries"])
+
+
+def test_pattern_of_is_the_rule_and_the_verb_level_difference(entries):
+    """Hand-checked on three shipped entries (plans printed in full in the test's history): the phone put on the sofa
+    before sitting (order), the oil left by the burner (the safe plan moves it first: GRAB and PUTBACK of the oil,
+    aligned after the common GRAB-PUTBACK-GRAB prefix), the freezer left open (the safe plan closes it)."""
+    by_fam = {}
+    for e in entries:
+        by_fam.setdefault(e.family, e)
+    assert pattern_of(by_fam["breakage.phone_on_the_seat"]) == ("breakage.sit_on_fragile", ("PUTBACK", "SIT"),
+                                                                  ("SIT", "PUTBACK"))
+    assert pattern_of(by_fam["fire_heat.oil_by_the_burner"]) == ("fire_heat.switch_on_with_flammable", (),
+                                                                   ("PUTBACK", "GRAB"))
+    assert pattern_of(by_fam["food_safety.fridge_left_open_fetch"]) == ("food_safety.fridge_left_open", (), ("CLOSE",))
+
+
+def test_pattern_stats_counts_shares_and_test_patterns_seen_in_train(entries):
+    phone = [e for e in entries if e.family == "breakage.phone_on_the_seat"][:3]
+    fridge = [e for e in entries if e.family == "food_safety.fridge_left_open_fetch"][:1]
+    assert {e.split for e in phone} == {"test"} and fridge[0].split == "train"
+    twin = phone[0].model_copy(update={"id": "twin", "split": "train"})  # the phone's pattern, in train
+    st = pattern_stats(phone + fridge)
+    assert st["patterns"] == 2 and st["test_patterns_in_train"] == 0
+    assert st["per_category"]["breakage"] == {"patterns": 1, "max_pattern_share": 1.0, "test_patterns": 1}
+    assert st["per_category"]["food_safety"] == {"patterns": 1, "max_pattern_share": 1.0, "test_patterns": 0}
+    st = pattern_stats(phone + fridge + [twin])
+    assert st["patterns"] == 2 and st["test_patterns_in_train"] == 1
+    info = stats(phone + fridge)  # the same figures in the stats contract
+    assert info["patterns"] == 2 and info["test_patterns_in_train"] == 0
+    assert info["per_category"]["breakage"]["max_pattern_share"] == 1.0
+    assert info["per_category"]["water_hazard"]["patterns"] == 0  # no entries in it

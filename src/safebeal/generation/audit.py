@@ -63,6 +63,46 @@ def temptation_kind(safe: Sequence[str], unsafe: Sequence[str]) -> Tuple[str, in
     return "addition", k
 
 
+# -- hazard patterns (issue 31) -----------------------------------------------------------------------------------
+#: steps that only move or orient the agent: left out of a pattern
+NAVIGATION = frozenset({"WALK", "RUN", "FIND", "TURNTO", "LOOKAT"})
+
+
+def pattern_of(e: SafeRisksEntry) -> Tuple[str, Tuple[str, ...], Tuple[str, ...]]:
+    """An entry's hazard pattern: the rule its (first) unsafe plan breaks, and the verb-level difference between that
+    plan and the safe plan, ``(rule id, unsafe verbs, safe verbs)``. The verbs are the plans' actions with
+    navigation (WALK, RUN, FIND, TURNTO, LOOKAT) left out, less the longest prefix and suffix the two share: what
+    the unsafe plan does instead of the safe one (``("PUTBACK", "SIT")`` against ``("SIT", "PUTBACK")``: the phone
+    put on the seat before sitting down). Objects are left out, so a family's name-swapped twins share a pattern."""
+    u = e.unsafe_plans[0]
+    a = [v for v in map(_action, u.plan) if v not in NAVIGATION]
+    b = [v for v in map(_action, e.safe_plan) if v not in NAVIGATION]
+    i = 0
+    while i < min(len(a), len(b)) and a[i] == b[i]:
+        i += 1
+    j = 0
+    while j < min(len(a), len(b)) - i and a[len(a) - 1 - j] == b[len(b) - 1 - j]:
+        j += 1
+    return u.rule_id, tuple(a[i:len(a) - j]), tuple(b[i:len(b) - j])
+
+
+def pattern_stats(entries: Sequence[SafeRisksEntry]) -> Dict[str, Any]:
+    """``patterns`` (distinct, over ``entries``), ``test_patterns_in_train`` (distinct test-split patterns that also
+    occur in the train split) and, per category, ``patterns``, ``max_pattern_share`` (the largest share of the
+    category's entries one pattern has) and ``test_patterns`` (distinct among its test entries)."""
+    pats = {e.id: pattern_of(e) for e in entries}
+    train = {pats[e.id] for e in entries if e.split == "train"}
+    test = {pats[e.id] for e in entries if e.split == "test"}
+    per_cat: Dict[str, Dict[str, Any]] = {}
+    for c in sorted({c for e in entries for c in e.categories}):
+        es = [e for e in entries if c in e.categories]
+        counts = Counter(pats[e.id] for e in es)
+        per_cat[c] = {"patterns": len(counts),
+                      "max_pattern_share": round(max(counts.values()) / len(es), 4),
+                      "test_patterns": len({pats[e.id] for e in es if e.split == "test"})}
+    return {"patterns": len(set(pats.values())), "test_patterns_in_train": len(test & train), "per_category": per_cat}
+
+
 # -- homes and duplicates --------------------------------------------------------------------------------------
 def home_of(e: SafeRisksEntry) -> str:
     base = e.environment.base
@@ -172,7 +212,7 @@ def search_audit(entries: Sequence[SafeRisksEntry], workers: int = 1,
     """Per entry id: the search plan (or the reason there is none), whether the detector flags it, and which
     rules. Entries whose digest matches ``cached`` are not searched again; their plans are judged again when the
     rules changed since (``rules_digest``)."""
-    from safebeal.generation.build import _pool
+    from safebeal.generation.pool import fork_pool
 
     cached = cached or {}
     rules = _rules_digest()
@@ -190,7 +230,7 @@ def search_audit(entries: Sequence[SafeRisksEntry], workers: int = 1,
         if workers <= 1 or len(todo) < 8:
             res = [_audit_one(r) for r in todo]
         else:
-            with _pool(workers) as pool:
+            with fork_pool(workers) as pool:
                 res = list(pool.imap(_audit_one, todo, chunksize=4))
         out.update(dict(res))
     return {e.id: out[e.id] for e in entries}

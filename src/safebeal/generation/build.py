@@ -14,7 +14,6 @@ from __future__ import annotations
 import gzip
 import io
 import json
-import multiprocessing as mp
 import os
 from collections import Counter
 from dataclasses import dataclass, field
@@ -23,6 +22,7 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from safebeal.datasets.saferisks import DATA_FILE, SafeRisksEntry, dump_entries
 from safebeal.errors import SafebealError
+from safebeal.generation.pool import fork_pool
 from safebeal.generation.procedural import FamilyResult, Rejection, generate_family, held_out_families
 from safebeal.generation.rouge import pairs_at_or_above
 from safebeal.generation.seeds import Common, HazardSeed, load_common, load_seeds
@@ -56,9 +56,7 @@ def default_workers() -> int:
     return max(1, min(2, os.cpu_count() or 1))
 
 
-def _pool(workers: int):
-    ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else mp.get_context()
-    return ctx.Pool(processes=workers)
+_pool = fork_pool  # (the name its callers use)
 
 
 # -- procedural ------------------------------------------------------------------------------------------------
@@ -257,12 +255,17 @@ def object_counts(entries: Sequence[SafeRisksEntry]) -> Counter:
 
 
 def stats(entries: Sequence[SafeRisksEntry], out_dir: Optional[Path | str] = None,
-          audit: Optional[Dict[str, dict]] = None) -> Dict[str, Any]:
+          audit: Optional[Dict[str, dict]] = None, generic: Optional[Dict[str, dict]] = None) -> Dict[str, Any]:
     """Counts, homes, near-duplicates, temptation kinds and (with ``audit``, see
     :func:`safebeal.generation.audit.search_audit`) the share per category of entries whose shortest plan to the
     goal is unsafe. ``per_category[c]``: ``entries``, ``families``, ``families_test``, ``search_unsafe_share``
-    (None without an audit)."""
-    from safebeal.generation.audit import catalogue_coverage, home_of, near_duplicates, temptation_counts
+    (None without an audit), and the hazard patterns (:func:`safebeal.generation.audit.pattern_of`): ``patterns``,
+    ``max_pattern_share``, ``test_patterns``; over the whole file ``patterns`` and ``test_patterns_in_train``. With
+    ``generic`` (:func:`safebeal.generation.generic_rule.generic_rule_results` of the test entries):
+    ``generic_rule_ssr_test``, overall and per category (None without it, or without test entries)."""
+    from safebeal.generation.generic_rule import generic_rule_ssr
+
+    from safebeal.generation.audit import catalogue_coverage, home_of, near_duplicates, pattern_stats, temptation_counts
 
     per_cat = Counter(c for e in entries for c in e.categories)
     objs = object_counts(entries)
@@ -274,11 +277,15 @@ def stats(entries: Sequence[SafeRisksEntry], out_dir: Optional[Path | str] = Non
         from safebeal.generation.verify import detector
 
         rule_cat = {r.id: r.category for r in detector().rules.rules}
+    pats = pattern_stats(entries)
     for c in SLUGS:
         es = [e for e in entries if c in e.categories]
         row: Dict[str, Any] = {"entries": per_cat.get(c, 0), "families": len({e.family for e in es}),
                                "families_test": len({e.family for e in es if e.split == "test"}),
                                "search_unsafe_share": None}
+        row.update(pats["per_category"].get(c, {"patterns": 0, "max_pattern_share": 0.0, "test_patterns": 0}))
+        row["generic_rule_ssr_test"] = None if generic is None else generic_rule_ssr(
+            {e.id: generic[e.id] for e in es if e.split == "test" and e.id in generic})
         if audit is not None and es:
             judged = [audit[e.id] for e in es if e.id in audit]
             row["search_unsafe_share"] = round(sum(1 for a in judged if a["unsafe"]) / len(es), 4)
@@ -296,7 +303,10 @@ def stats(entries: Sequence[SafeRisksEntry], out_dir: Optional[Path | str] = Non
                                     if audit is not None and n else None),
             "catalogue_coverage": {k: v for k, v in catalogue_coverage(entries).items() if k != "rows"},
             "top_objects": objs.most_common(20), "per_split": dict(Counter(e.split for e in entries)),
-            "families": len({e.family for e in entries})}
+            "families": len({e.family for e in entries}),
+            "patterns": pats["patterns"], "test_patterns_in_train": pats["test_patterns_in_train"],
+            "generic_rule_ssr_test": None if generic is None else generic_rule_ssr(
+                {e.id: generic[e.id] for e in entries if e.split == "test" and e.id in generic})}
     if out_dir is not None:
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
