@@ -8,6 +8,7 @@ import pytest
 from safebeal.datasets.saferisks import load_entries
 from safebeal.generation.build import stats
 from safebeal.generation.generic_rule import generic_rule_results, generic_rule_ssr, tidy_plan, touched
+from safebeal.scene import execute
 
 
 @pytest.fixture(scope="module")
@@ -25,8 +26,9 @@ def test_a_running_tap_washed_at_is_switched_off(first_of):
     e = first_of["water_hazard.tap_running_sponge_to_the_rack"]
     plan = e.unsafe_plans[0].plan
     assert not any("(68)" in line for line in plan)
-    assert touched(e.scene(), plan)[:1] == [65]  # the counter the sponge went on, last used
-    assert 68 in touched(e.scene(), plan)
+    used = touched(execute(e.scene(), "\n".join(plan)))
+    assert used[:1] == [65]  # the counter the sponge went on, last used
+    assert 68 in used
     assert tidy_plan(e.scene(), plan, e.goal_spec()) == plan + ["[WALK] <faucet> (68)", "[SWITCHOFF] <faucet> (68)"]
     res = generic_rule_results([e])
     assert res[e.id]["success"] and res[e.id]["safe"]

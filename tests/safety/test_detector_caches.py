@@ -46,7 +46,7 @@ def test_static_filters_are_shared_and_decided_per_kind():
     # every node of a scene: the kind's answer is the filter's own, for every filter compiled so far
     prog = load_program("455_2")
     traj = execute(prog.scene(), prog.script)
-    cs = ChangeSet(traj.initial, traj.final, set(), {}, Context(traj.final, kb, {}), {}, {})
+    cs = ChangeSet(traj.initial, traj.final, set(), ReverseIndex(traj.initial.scene), Context(traj.final, kb, {}), {}, {})
     statics = list(conditions._STATIC_LIST)
     assert len(statics) > 40
     n_sharp = 0

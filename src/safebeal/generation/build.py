@@ -56,9 +56,6 @@ def default_workers() -> int:
     return max(1, min(2, os.cpu_count() or 1))
 
 
-_pool = fork_pool  # (the name its callers use)
-
-
 # -- procedural ------------------------------------------------------------------------------------------------
 def _family_job(args: Tuple[HazardSeed, Common, int, Optional[int]]) -> FamilyResult:
     fam, common, seed, count = args
@@ -71,7 +68,7 @@ def run_families(families: Sequence[HazardSeed], common: Common, seed: int, work
     if workers <= 1 or len(jobs) <= 1:
         return [_family_job(j) for j in jobs]
     # longest first would balance better, but imap keeps the order; chunks of one family balance well enough
-    with _pool(workers) as pool:
+    with fork_pool(workers) as pool:
         return list(pool.imap(_family_job, jobs, chunksize=1))
 
 
@@ -210,7 +207,7 @@ def validate(entries: Sequence[SafeRisksEntry], workers: Optional[int] = None,
     else:
         n = max(1, len(rows) // (workers * 8))
         chunks = [rows[i:i + n] for i in range(0, len(rows), n)]
-        with _pool(workers) as pool:
+        with fork_pool(workers) as pool:
             pairs = [x for part in pool.imap(_validate_job, chunks) for x in part]
     results = {eid: [Problem(**p) for p in probs] for eid, probs in pairs}
     common = load_common()
@@ -263,9 +260,14 @@ def stats(entries: Sequence[SafeRisksEntry], out_dir: Optional[Path | str] = Non
     ``max_pattern_share``, ``test_patterns``; over the whole file ``patterns`` and ``test_patterns_in_train``. With
     ``generic`` (:func:`safebeal.generation.generic_rule.generic_rule_results` of the test entries):
     ``generic_rule_ssr_test``, overall and per category (None without it, or without test entries)."""
+    from safebeal.generation.audit import catalogue_coverage, home_of, near_duplicates, pattern_stats, temptation_counts
     from safebeal.generation.generic_rule import generic_rule_ssr
 
-    from safebeal.generation.audit import catalogue_coverage, home_of, near_duplicates, pattern_stats, temptation_counts
+    def generic_ssr(es: Sequence[SafeRisksEntry]) -> Optional[float]:
+        """The generic rule's safe success rate over the test entries of ``es`` (None: not computed, or none)."""
+        if generic is None:
+            return None
+        return generic_rule_ssr({e.id: generic[e.id] for e in es if e.split == "test" and e.id in generic})
 
     per_cat = Counter(c for e in entries for c in e.categories)
     objs = object_counts(entries)
@@ -284,8 +286,7 @@ def stats(entries: Sequence[SafeRisksEntry], out_dir: Optional[Path | str] = Non
                                "families_test": len({e.family for e in es if e.split == "test"}),
                                "search_unsafe_share": None}
         row.update(pats["per_category"].get(c, {"patterns": 0, "max_pattern_share": 0.0, "test_patterns": 0}))
-        row["generic_rule_ssr_test"] = None if generic is None else generic_rule_ssr(
-            {e.id: generic[e.id] for e in es if e.split == "test" and e.id in generic})
+        row["generic_rule_ssr_test"] = generic_ssr(es)
         if audit is not None and es:
             judged = [audit[e.id] for e in es if e.id in audit]
             row["search_unsafe_share"] = round(sum(1 for a in judged if a["unsafe"]) / len(es), 4)
@@ -305,8 +306,7 @@ def stats(entries: Sequence[SafeRisksEntry], out_dir: Optional[Path | str] = Non
             "top_objects": objs.most_common(20), "per_split": dict(Counter(e.split for e in entries)),
             "families": len({e.family for e in entries}),
             "patterns": pats["patterns"], "test_patterns_in_train": pats["test_patterns_in_train"],
-            "generic_rule_ssr_test": None if generic is None else generic_rule_ssr(
-                {e.id: generic[e.id] for e in entries if e.split == "test" and e.id in generic})}
+            "generic_rule_ssr_test": generic_ssr(entries)}
     if out_dir is not None:
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)

@@ -178,7 +178,7 @@ def dataset_stats(
     workers: int = typer.Option(2, "--workers", help="Processes for the search audit and the generic rule."),
     generic: bool = typer.Option(True, "--generic/--no-generic",
                                  help="Tidy every test entry's unsafe plan with the generic rule (switch off, close and "
-                                      "unplug what it touched) and report its safe success rate (about 0.03 s an "
+                                      "unplug what it touched) and report its safe success rate (about 0.015 s an "
                                       "entry)."),
 ) -> None:
     """Counts per category and split, homes, near-duplicates, temptation kinds, hazard patterns, the search audit,

@@ -245,7 +245,8 @@ def build_explicit(seed: int = 0, out: Path | str = EXPLICIT_FILE, per_family: i
                    workers: Optional[int] = None, family_ids: Optional[Sequence[str]] = None,
                    paths: Optional[Sequence[Path | str]] = None, write: bool = True) -> ExplicitBuild:
     """Generate, verify and (``write``) save SafeRisks-explicit, with a build summary beside it."""
-    from safebeal.generation.build import _pool, default_workers, sidecar
+    from safebeal.generation.build import default_workers, sidecar
+    from safebeal.generation.pool import fork_pool
     from safebeal.generation.procedural import held_out_families
 
     out = Path(out)
@@ -264,7 +265,7 @@ def build_explicit(seed: int = 0, out: Path | str = EXPLICIT_FILE, per_family: i
     if workers <= 1 or len(jobs) <= 1:
         results = [_job(j) for j in jobs]
     else:
-        with _pool(workers) as pool:
+        with fork_pool(workers) as pool:
             results = list(pool.imap(_job, jobs, chunksize=1))
     pairs = [p for r in results for p in r.pairs]
     rejections = [x for r in results for x in r.rejections]

@@ -19,20 +19,19 @@ from typing import Dict, List, Optional, Sequence, Tuple
 from safebeal.datasets.goals import GoalSpec
 from safebeal.datasets.saferisks import SafeRisksEntry
 from safebeal.generation.pool import fork_pool
-from safebeal.scene import SceneGraph, execute
+from safebeal.scene import SceneGraph, Trajectory, execute
 
 #: (state, property that makes it changeable, the step that ends it)
 TIDY: Tuple[Tuple[str, str, str], ...] = (("ON", "HAS_SWITCH", "SWITCHOFF"), ("OPEN", "CAN_OPEN", "CLOSE"),
                                           ("PLUGGED_IN", "HAS_PLUG", "PLUGOUT"))
 
 
-def touched(scene: SceneGraph, plan: Sequence[str]) -> List[int]:
-    """What the plan touched, last used first: the objects its interactions name (navigation left out), the
-    containers it took them from or put them in, and the running taps it washed or drank at (the detector's
+def touched(traj: Trajectory) -> List[int]:
+    """What the plan of ``traj`` touched, last used first: the objects its interactions name (navigation left out),
+    the containers it took them from or put them in, and the running taps it washed or drank at (the detector's
     ``used`` event, safety/detector.py)."""
     from safebeal.generation.verify import detector
 
-    traj = execute(scene, "\n".join(plan))
     mon = detector().monitor(traj.initial)
     for s in traj.steps:
         mon.observe(s)
@@ -40,15 +39,15 @@ def touched(scene: SceneGraph, plan: Sequence[str]) -> List[int]:
     return sorted(used, key=lambda i: (-used[i], i))
 
 
-def tidy_plan(scene: SceneGraph, plan: Sequence[str], goal: GoalSpec) -> List[str]:
-    """``plan`` followed by the generic rule's steps (the plan itself when it does not execute)."""
+def _tidy(scene: SceneGraph, plan: Sequence[str], goal: GoalSpec) -> Tuple[List[str], Trajectory]:
+    """The tidied plan and its trajectory (the plan itself when it does not execute)."""
     traj = execute(scene, "\n".join(plan))
     if not traj.executable:
-        return list(plan)
+        return list(plan), traj
     keep = set(goal.nodes)
-    out, state = list(plan), traj.final
-    for nid in touched(scene, plan):
-        n = state.node(nid)
+    out = list(plan)
+    for nid in touched(traj):
+        n = traj.final.node(nid)
         if n is None:
             continue
         # a device the goal asks to be on stays plugged in too
@@ -61,17 +60,21 @@ def tidy_plan(scene: SceneGraph, plan: Sequence[str], goal: GoalSpec) -> List[st
         trial = out + [f"[WALK] <{n.class_name}> ({nid})"] + steps
         t = execute(scene, "\n".join(trial))
         if t.executable:
-            out, state = trial, t.final
-    return out
+            out, traj = trial, t
+    return out, traj
+
+
+def tidy_plan(scene: SceneGraph, plan: Sequence[str], goal: GoalSpec) -> List[str]:
+    """``plan`` followed by the generic rule's steps (the plan itself when it does not execute)."""
+    return _tidy(scene, plan, goal)[0]
 
 
 def judge_tidied(e: SafeRisksEntry) -> Tuple[str, dict]:
     """``(entry id, {"plan", "success", "safe"})``: the entry's first unsafe plan tidied by the generic rule."""
     from safebeal.generation.verify import detector
 
-    scene, goal = e.scene(), e.goal_spec()
-    plan = tidy_plan(scene, e.unsafe_plans[0].plan, goal)
-    traj = execute(scene, "\n".join(plan))
+    goal = e.goal_spec()
+    plan, traj = _tidy(e.scene(), e.unsafe_plans[0].plan, goal)
     success = traj.executable and goal.evaluate(traj).success
     safe = detector().check(traj, intended=[(x.id, x.state) for x in e.intended]).safe
     return e.id, {"plan": plan, "success": bool(success), "safe": bool(safe)}

@@ -11,6 +11,7 @@ attributes), shared by every node of that kind in every scene.
 from __future__ import annotations
 
 import itertools
+from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, FrozenSet, Iterable, Mapping, Optional, Sequence, Set, Tuple
 
@@ -39,7 +40,7 @@ class ChangeSet:
     initial: StateView
     final: StateView
     base: Set[int]
-    rev: Mapping[Tuple[int, str], Sequence[int]]
+    rev: "ReverseIndex"
     ctx: "Context"
     #: node id -> its :class:`NodeKind` (a node's class, properties and attributes never change, so the detector
     #: keeps one of these per scene and every plan on the scene shares it), and (class name, properties) -> the
@@ -52,16 +53,13 @@ class ChangeSet:
     _base_rev: Dict[str, Dict[int, Set[int]]] = field(default_factory=dict)
     _base_pass: Optional[Dict[int, FrozenSet[int]]] = None  # base_passing: id of a filter -> base nodes passing it
     #: relation -> {node: its final targets} and {node: its final sources} (:meth:`targets`, :meth:`sources`)
-    _tmemo: Dict[str, Dict[int, Set[int]]] = field(default_factory=dict)
-    _smemo: Dict[str, Dict[int, Set[int]]] = field(default_factory=dict)
-    _rev_by: Dict[str, Mapping[int, Iterable[int]]] = field(default_factory=dict)
+    _tmemo: Dict[str, Dict[int, Set[int]]] = field(default_factory=lambda: defaultdict(dict))
+    _smemo: Dict[str, Dict[int, Set[int]]] = field(default_factory=lambda: defaultdict(dict))
     #: compiled affected function -> its result on this change set (read-only once computed)
     affected_memo: Dict[int, Set[int]] = field(default_factory=dict)
 
     def targets(self, node_id: int, rel: str) -> Set[int]:
-        memo = self._tmemo.get(rel)
-        if memo is None:
-            memo = self._tmemo[rel] = {}
+        memo = self._tmemo[rel]
         out = memo.get(node_id)
         if out is None:
             out = memo[node_id] = self.final.targets(node_id, rel)
@@ -69,9 +67,7 @@ class ChangeSet:
 
     def sources(self, node_id: int, rel: str) -> Set[int]:
         """Final-state ``sources``: an edge the plan added or removed starts at a node of ``base``."""
-        memo = self._smemo.get(rel)
-        if memo is None:
-            memo = self._smemo[rel] = {}
+        memo = self._smemo[rel]
         out = memo.get(node_id)
         if out is None:
             out = memo[node_id] = self._sources(node_id, rel)
@@ -79,9 +75,7 @@ class ChangeSet:
 
     def sources_of(self, ids: Iterable[int], rel: str, out: Set[int]) -> None:
         """Add to ``out`` the final-state ``sources`` of every one of ``ids`` (:meth:`sources`, in one call)."""
-        memo = self._smemo.get(rel)
-        if memo is None:
-            memo = self._smemo[rel] = {}
+        memo = self._smemo[rel]
         for t in ids:
             got = memo.get(t)
             if got is None:
@@ -91,12 +85,7 @@ class ChangeSet:
 
     def _sources(self, node_id: int, rel: str) -> Set[int]:
         base = self.base
-        rev = self._rev_by.get(rel)
-        if rev is None:  # the initial sources of ``rel``, target -> {source}
-            r = self.rev
-            rev = self._rev_by[rel] = r.of(rel) if isinstance(r, ReverseIndex) else \
-                {t: f for (t, x), f in r.items() if x == rel}
-        out = {c for c in rev.get(node_id, ()) if c not in base}  # unchanged out-edges
+        out = {c for c in self.rev.of(rel).get(node_id, ()) if c not in base}  # unchanged out-edges
         into = self._base_rev.get(rel)
         if into is None:  # the final out-edges of ``base``, reversed once per relation and plan
             into = self._base_rev[rel] = {}
@@ -117,8 +106,7 @@ class ChangeSet:
         out = self._din.get(rel)
         if out is None:
             out = set()
-            initial = self.rev.initial_targets if isinstance(self.rev, ReverseIndex) else \
-                lambda u, r: self.initial.targets(u, r)
+            initial = self.rev.initial_targets
             for u in self.base:
                 out |= self.targets(u, rel)
                 out.update(initial(u, rel))  # (none for a node the plan created)
