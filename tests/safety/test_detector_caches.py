@@ -8,7 +8,7 @@ import pytest
 
 from safebeal.datasets.activity_programs import load_program, program_ids
 from safebeal.safety import SafetyDetector
-from safebeal.safety import conditions
+from safebeal.safety import conditions, pruning
 from safebeal.safety.conditions import Context, compile_static
 from safebeal.safety.pruning import ChangeSet, NodeKind, ReverseIndex
 from safebeal.scene import execute
@@ -55,7 +55,9 @@ def test_static_filters_are_shared_and_decided_per_kind():
         assert isinstance(k, NodeKind)
         attrs = kb.node_attrs(node)
         want = {id(s) for s in statics if s.ok(kb.canonical(node.class_name), attrs, node.properties)}
-        assert set(k.static_ids()) == want, node
+        assert {id(s) for s in statics if k.passes(s)} == want, node
+        # the filters of compiled affected functions that it passes (what base_passing gathers in one pass)
+        assert set(k.filters_passed()) == {id(s) for s in pruning._FILTERS if id(s) in want}, node
         assert cs.passes(a, node.id) == ("sharp" in attrs)
         n_sharp += "sharp" in attrs
     assert n_sharp == len(cs.passing(a, [n.id for n in traj.final.nodes()])) > 0

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple, Union
 
 from safebeal.errors import SafebealError
-from safebeal.safety.conditions import HEATERS, Context, EventLog, new_event_logs, sources_from
+from safebeal.safety.conditions import HEATERS, Context, EventLog, StaticFilter, new_event_logs, sources_from
 from safebeal.safety.contact import HOLD_RELATIONS, RAW_ACTIONS, RAW_HANDS, WET_ACTIONS, record_raw
 from safebeal.safety.derived import BASINS, DERIVED_ACTIONS, Derived, taps_of_basin
 from safebeal.safety.pruning import ChangeSet, NodeKind, ReverseIndex, node_kind
@@ -136,6 +136,7 @@ class Monitor:
         self.agent_events: Set[str] = set()
         self.derived = Derived()  # liquids held, shadow containment (safety/derived.py)
         self._held_now: Optional[FrozenSet[int]] = None  # what the agent holds, until the next interaction
+        self._step_ctx: Optional[Context] = None  # the context process rules are judged in (would_violate)
         self.violations: List[Violation] = []
         self.steps_judged = 0
         self.next_step = 0
@@ -148,6 +149,7 @@ class Monitor:
         m.events = {k: EventLog(log, now=now) for k, log in self.events.items()}
         m._args, m._handled, m.agent_events = set(self._args), set(self._handled), set(self.agent_events)
         m._log_clock = m.events["used"]
+        m._step_ctx = None  # (its events are this monitor's)
         m.derived = self.derived.copy()
         m.violations = list(self.violations)
         return m
@@ -184,12 +186,14 @@ class Monitor:
             line = parse_line(line)
         if step is None:
             step = self.next_step
-        state = self.state
         if self.det.unknown_class == "error":
-            self._check_known(line, state, step)
+            self._check_known(line, self.state, step)
         rules = self.det._by_action.get(line.action)
-        if not rules:
-            return []
+        return self._judge(line, rules, step) if rules else []
+
+    def _judge(self, line: ScriptLine, rules: List[Rule], step: int) -> List[Violation]:
+        """Process violations of ``line`` in the current state, among ``rules`` (the process rules of its action)."""
+        state = self.state
         if line.args:  # only the rules whose first argument's class and attributes can match
             k = self._scene.node_kinds.get(line.args[0].id)
             if k is None:
@@ -204,7 +208,13 @@ class Monitor:
             if len(rule.arg_preds) > len(line.args):  # THROW <a> against a rule on THROW <a> <target>
                 continue
             if ctx is None:
-                ctx = self._ctx(state, step)
+                ctx = self._step_ctx
+                if ctx is None:
+                    ctx = self._step_ctx = self._ctx(state, step)
+                else:  # one context per monitor, set to this step (a step's predicates are done with it by the next)
+                    ctx.state, ctx.clock = state, step
+                    agent = self.agent_events
+                    ctx.agent_events = frozenset(agent) if agent else _NO_AGENT_EVENTS
             witnesses: Tuple[int, ...] = ()
             ok = True
             for pred, arg in zip(rule.arg_preds, line.args):
@@ -230,16 +240,36 @@ class Monitor:
 
     def observe(self, result: StepResult) -> List[Violation]:
         """Judge one executed step; failed steps are not judged."""
-        self.next_step = result.index + 1
-        if not result.ok:
-            return []
-        found = self.would_violate(result.line, result.index)
-        self.violations.extend(found)
-        self._log_clock.clock = result.index  # the episode's logs share one clock
-        self._record_events(result.line, result.before, result.after)
-        self.state = result.after
-        self.steps_judged += 1
-        return found
+        n = len(self.violations)
+        self.observe_all((result,))
+        return self.violations[n:]
+
+    def observe_all(self, results: Iterable[StepResult]) -> None:
+        """:meth:`observe` each step in turn (what :meth:`SafetyDetector.check` does with a whole trajectory)."""
+        by_action = self.det._by_action
+        check_known = self.det.unknown_class == "error"
+        clock = self._log_clock
+        violations = self.violations
+        judged = 0
+        try:
+            for result in results:
+                self.next_step = result.index + 1
+                if not result.ok:
+                    continue
+                line = result.line
+                if check_known:
+                    self._check_known(line, self.state, result.index)
+                rules = by_action.get(line.action)
+                if rules:
+                    found = self._judge(line, rules, result.index)
+                    if found:
+                        violations.extend(found)
+                clock.clock = result.index  # the episode's logs share one clock
+                self._record_events(line, result.before, result.after)
+                self.state = result.after
+                judged += 1
+        finally:
+            self.steps_judged += judged
 
     def _record_events(self, line: ScriptLine, before: StateView, after: StateView) -> None:
         act = line.action
@@ -420,7 +450,9 @@ class Monitor:
                     if c not in base:
                         base.add(c)
                         todo.append(c)
-        return ChangeSet(self.initial, self.state, base, rev, ctx_final, self._scene.node_kinds, self.det._kinds)
+        self.state.edge_edits()  # the final state is asked about many times: its edges read without enum keys
+        return ChangeSet(self.initial, self.state, base, rev, ctx_final, self._scene.node_kinds, self.det._kinds,
+                         scene_sources=self._scene.sources)
 
     def finish(self) -> Verdict:
         """Judge the final state against the termination rules; returns the whole verdict."""
@@ -432,14 +464,23 @@ class Monitor:
         cs = None if det.strict or not det.prune else self._change_set(changed, ctx_final)
         term: List[Violation] = []
         excused: List[Violation] = []
-        for k, (rule, affected, refilter) in enumerate(det._termination_plan):
+        plan = det._termination_plan
+        if cs is not None:
+            groups = cs.static_rule_nodes(det._static_rules)  # rule -> the base nodes passing its static filter
+            order: Iterable[int] = sorted(det._other_rules.union(groups)) if groups else det._other_order
+        else:
+            groups, order = {}, range(len(plan))
+        for k in order:
+            rule, affected, refilter = plan[k]
             if cs is not None and affected is not None:
                 # attribution keeps nothing outside what the plan may have affected (pruning.compile_affected)
-                aff = affected(cs)
-                if refilter:
-                    aff = cs.passing(rule.static, aff)
-                if not aff:
-                    continue
+                aff = groups.get(k)
+                if aff is None:
+                    aff = affected(cs)
+                    if refilter:
+                        aff = cs.passing(rule.static, aff)
+                    if not aff:
+                        continue
                 ids_to_check: Iterable[int] = aff
             else:
                 static_ids = self._scene.candidates(det, k, self.initial)
@@ -490,6 +531,7 @@ class _SceneCache:
         self.node_kinds: Dict[int, NodeKind] = {}  # ChangeSet.kind
         self.known: Set[int] = set()  # nodes whose class the object knowledge base knows (Monitor._check_known)
         self.char: Optional[int] = None  # the character's id
+        self.sources: Dict[Tuple[int, str], Dict[int, Tuple[int, ...]]] = {}  # ChangeSet.scene_sources
         self._candidates: Optional[List[Tuple[int, ...]]] = None
         self._reverse: Optional[ReverseIndex] = None
 
@@ -554,6 +596,16 @@ class SafetyDetector:
         self._termination_plan: List[Tuple[Rule, object, bool]] = [
             (r, r.affected, r.affected is not None and getattr(r.affected, "filtered_by", None) is not r.static)
             for r in self._termination]
+        # the rules whose affected nodes are the base nodes passing their own static filter (most of them): their
+        # nodes are gathered in one pass over ``base`` (pruning.NodeKind.term_rules), and a rule none of them passes
+        # is not looked at; the others (``_other_rules``) are asked each time
+        static_rules = [k for k, (r, a, refilter) in enumerate(self._termination_plan)
+                        if a is not None and not refilter and getattr(a, "within_base", False)
+                        and getattr(a, "filtered_by", None) is r.static]
+        self._static_rules: Tuple[Tuple[int, StaticFilter], ...] = tuple((k, self._termination[k].static)
+                                                                        for k in static_rules)
+        self._other_rules: FrozenSet[int] = frozenset(range(len(self._termination))) - frozenset(static_rules)
+        self._other_order: Tuple[int, ...] = tuple(sorted(self._other_rules))
         self._by_action: Dict[str, List[Rule]] = {}
         for r in self.rules.process:
             for a in r.actions:
@@ -572,6 +624,5 @@ class SafetyDetector:
     def check(self, traj: Trajectory, intended: Iterable[Tuple[int, str]] = ()) -> Verdict:
         """The verdict on a trajectory. ``intended``: ``(id, STATE)`` pairs the request asks for (see Monitor)."""
         mon = Monitor(self, traj.initial, intended)
-        for s in traj.steps:
-            mon.observe(s)
+        mon.observe_all(traj.steps)
         return mon.finish()

@@ -13,15 +13,16 @@ from __future__ import annotations
 import itertools
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, FrozenSet, Iterable, Mapping, Optional, Sequence, Set, Tuple
+from typing import Any, Callable, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
 
-from safebeal.safety.conditions import STATIC_KEYS, Context, StaticFilter, _as_list, _NONE, _STATIC_LIST, compile_static
+from safebeal.safety.conditions import STATIC_KEYS, Context, StaticFilter, _as_list, _NONE, compile_static
 from safebeal.safety.knowledge import ObjectKB
 from safebeal.scene import SceneGraph, StateView, _sim
 from safebeal.scene.extensions import extension_relations
 
 #: relations whose edges change only at the objects an action names (or their contents): see :class:`ChangeSet`
 LOCAL_RELATIONS = frozenset({"ON", "INSIDE"})
+_NO_EDITS: Mapping[int, Set[int]] = {}
 #: the action extensions' relations (SPILLED_ON): their edges live only in a state's ``ext``, a handful per plan,
 #: so every node an edge of theirs touches, in the initial or the final state, is taken as affected
 EXT_RELATIONS = frozenset(extension_relations()) - frozenset(_sim.Relation.__members__)
@@ -57,6 +58,9 @@ class ChangeSet:
     _smemo: Dict[str, Dict[int, Set[int]]] = field(default_factory=lambda: defaultdict(dict))
     #: compiled affected function -> its result on this change set (read-only once computed)
     affected_memo: Dict[int, Set[int]] = field(default_factory=dict)
+    #: (id of a static filter, relation) -> {target: the initial graph's sources of that relation into it that pass
+    #: the filter} (:meth:`filtered_sources_of`; the detector keeps one per scene, shared by every plan on it)
+    scene_sources: Dict[Tuple[int, str], Dict[int, Tuple[int, ...]]] = field(default_factory=dict)
 
     def targets(self, node_id: int, rel: str) -> Set[int]:
         memo = self._tmemo[rel]
@@ -101,15 +105,40 @@ class ChangeSet:
             out |= got
         return out
 
+    def filtered_sources_of(self, static: "StaticFilter", ids: Iterable[int], rel: str, out: Set[int]) -> None:
+        """Add to ``out`` the final-state ``rel`` sources of ``ids`` that are outside ``base`` and pass ``static``.
+        A node outside ``base`` keeps its initial out-edges, so these are its initial ones: read from the scene's
+        reverse index restricted to the nodes passing the filter (``scene_sources``, remembered per scene)."""
+        memo = self.scene_sources.get((id(static), rel))
+        if memo is None:
+            memo = self.scene_sources[(id(static), rel)] = {}
+        base = self.base
+        by_target = None
+        for t in ids:
+            got = memo.get(t)
+            if got is None:
+                if by_target is None:
+                    by_target = self.rev.of(rel)
+                got = memo[t] = tuple(x for x in by_target.get(t, ()) if self.passes(static, x))
+            for x in got:
+                if x not in base:
+                    out.add(x)
+
     def d_in(self, rel: str) -> Set[int]:
         """Nodes whose incoming ``rel`` edges may differ: targets, initial or final, of ``base`` nodes."""
         out = self._din.get(rel)
         if out is None:
+            # a node's final targets are its initial ones plus those the plan added less those it removed (which
+            # were initial ones): with the initial ones, the added ones are all there is to add
             out = set()
             initial = self.rev.initial_targets
+            edits = self.final.edge_edits().get(rel)
+            added = edits[0] if edits is not None else _NO_EDITS
             for u in self.base:
-                out |= self.targets(u, rel)
                 out.update(initial(u, rel))  # (none for a node the plan created)
+                got = added.get(u)
+                if got:
+                    out |= got
             self._din[rel] = out
         return out
 
@@ -136,12 +165,9 @@ class ChangeSet:
         return k is not None and k.passes(static)
 
     def base_passing(self, static: "StaticFilter") -> FrozenSet[int]:
-        """``passing(static, base)``: the base nodes of each filter are gathered in one pass over ``base`` (each
-        node's kind lists the filters it passes)."""
-        return self.base_passing_id(id(static))
-
-    def base_passing_id(self, sid: int) -> FrozenSet[int]:
-        """:meth:`base_passing` of the static filter whose ``id`` is ``sid``."""
+        """``passing(static, base)`` for a filter of a compiled affected function (:data:`_FILTERS`; any other is
+        computed): the base nodes of every such filter are gathered in one pass over ``base`` (each node's kind
+        lists the filters it passes)."""
         m = self._base_pass
         if m is None:
             m = {}
@@ -152,14 +178,45 @@ class ChangeSet:
                     k = self.kind(i)
                     if k is None:
                         continue
-                for f in k.static_ids():
+                ids = k._filters
+                if ids is None or k._filters_n != len(_FILTERS):  # filters compiled since: look again
+                    ids = k.filters_passed()
+                for f in ids:
                     got = m.get(f)
                     if got is None:
                         m[f] = [i]
                     else:
                         got.append(i)
             m = self._base_pass = {f: frozenset(ids) for f, ids in m.items()}
-        return m.get(sid, _NONE)
+        got = m.get(id(static))
+        if got is None:
+            if id(static) in _FILTER_IDS:
+                return _NONE
+            got = m[id(static)] = frozenset(self.passing(static, self.base))
+        return got
+
+    def static_rule_nodes(self, rules: Tuple[Tuple[int, "StaticFilter"], ...]) -> Dict[int, List[int]]:
+        """For rules given as ``(index, static filter)`` (the same tuple on every call for one detector):
+        index -> the ``base`` nodes passing that filter, for the rules some base node passes (one pass over
+        ``base``; each node's kind lists the rules it passes)."""
+        out: Dict[int, List[int]] = {}
+        kinds = self.node_kinds
+        for i in self.base:
+            k = kinds.get(i)
+            if k is None:
+                k = self.kind(i)
+                if k is None:
+                    continue
+            got = k._term
+            if got is None or got[0] is not rules:
+                got = k._term = (rules, tuple(r for r, static in rules if k.passes(static)))
+            for r in got[1]:
+                ids = out.get(r)
+                if ids is None:
+                    out[r] = [i]
+                else:
+                    ids.append(i)
+        return out
 
     def passing(self, static: "StaticFilter", ids: Iterable[int]) -> Set[int]:
         """The ``ids`` that pass ``static`` (:meth:`passes`): each node's kind is remembered per scene, and each
@@ -203,22 +260,23 @@ class NodeKind:
     simulation), with the filters' results remembered by filter identity. Nodes of one class and properties, in
     any scene, share one."""
 
-    __slots__ = ("canonical", "attrs", "props", "_ok", "_rules", "_ids", "_ids_n")
+    __slots__ = ("canonical", "attrs", "props", "_ok", "_rules", "_term", "_filters", "_filters_n")
 
     def __init__(self, canonical: str, attrs: FrozenSet[str], props: FrozenSet[str]):
         self.canonical, self.attrs, self.props = canonical, attrs, props
         self._ok: Dict[int, bool] = {}
         self._rules: Dict[str, tuple] = {}
-        self._ids: Tuple[int, ...] = ()
-        self._ids_n = 0
+        self._filters: Optional[Tuple[int, ...]] = None  # filters_passed
+        self._filters_n = 0
+        #: (the rules of ChangeSet.static_rule_nodes, the indexes of those whose filter this kind passes)
+        self._term: Optional[Tuple[tuple, Tuple[int, ...]]] = None
 
-    def static_ids(self) -> Tuple[int, ...]:
-        """Ids of every compiled static filter (:func:`compile_static`) this kind passes."""
-        if self._ids_n != len(_STATIC_LIST):  # filters compiled since (another rule set): look again
-            n = len(_STATIC_LIST)
-            self._ids = tuple(id(sf) for sf in _STATIC_LIST[:n] if self.passes(sf))
-            self._ids_n = n
-        return self._ids
+    def filters_passed(self) -> Tuple[int, ...]:
+        """Ids of the filters of compiled affected functions (:data:`_FILTERS`) that this kind passes."""
+        n = len(_FILTERS)
+        self._filters = tuple(id(sf) for sf in _FILTERS[:n] if self.passes(sf))
+        self._filters_n = n
+        return self._filters
 
     def process_rules(self, action: str, rules: Sequence[Any]) -> tuple:
         """Those of ``rules`` (the process rules of ``action``, the same list for every call with it) whose first
@@ -241,25 +299,42 @@ class NodeKind:
 Affected = Callable[[ChangeSet], Set[int]]
 
 
-def compile_affected(spec: Any, kb: ObjectKB) -> Optional[Affected]:
+def compile_affected(spec: Any, kb: ObjectKB, within: Optional[StaticFilter] = None) -> Optional[Affected]:
     """Over-approximate the nodes a (validated) predicate can newly match or attribute to the plan.
 
     A node outside the result either fails the predicate's static conditions (then it fails it in every state,
     with no witnesses) or has a footprint (itself, the nodes its ``related``/``related_from`` hops read) that
     the plan neither changed nor used: its value is the same in the initial and the final state and none of its
-    witnesses was used, so attribution would drop it anyway."""
-    key = (id(kb), _spec_key(spec))
+    witnesses was used, so attribution would drop it anyway.
+
+    ``within``: the caller keeps only the nodes of the result that pass this filter, and covers the nodes of
+    ``base`` itself (a part of a predicate with a static filter of its own: ``perishable`` and ``not: ...``). The
+    function may then leave ``base`` out, and read a hop's sources from the scene's index of the nodes passing
+    the filter (:meth:`ChangeSet.filtered_sources_of`) instead of gathering every source and filtering them."""
+    key = (id(kb), _spec_key(spec), id(within) if within is not None else None)
     hit = _AFFECTED.get(key)
     if hit is not None and hit[0] is kb:
         return hit[1]
-    fn = _compile_affected(spec, kb, next(_AFFECTED_IDS))
+    fn = _compile_affected(spec, kb, next(_AFFECTED_IDS), within)
     _AFFECTED[key] = (kb, fn)
     return fn
 
 
-#: compiled :func:`compile_affected` functions by (object KB, predicate without line numbers), so that equal
-#: sub-predicates of different rules share one function and so one memo entry per change set
-_AFFECTED: Dict[Tuple[int, str], Tuple[Any, Optional[Affected]]] = {}
+#: the static filters that compiled affected functions ask ``base_passing`` for (gathered in one pass per plan)
+_FILTERS: List[StaticFilter] = []
+_FILTER_IDS: Set[int] = set()
+
+
+def _filter_of(static: StaticFilter) -> StaticFilter:
+    if id(static) not in _FILTER_IDS:
+        _FILTER_IDS.add(id(static))
+        _FILTERS.append(static)
+    return static
+
+
+#: compiled :func:`compile_affected` functions by (object KB, predicate without line numbers, the caller's filter), so
+#: that equal sub-predicates of different rules share one function and so one memo entry per change set
+_AFFECTED: Dict[Tuple[int, str, Optional[int]], Tuple[Any, Optional[Affected]]] = {}
 _AFFECTED_IDS = itertools.count()
 
 
@@ -279,9 +354,10 @@ def _spec_key(spec: Any) -> str:
     return repr(strip(spec))
 
 
-def _compile_affected(spec: Any, kb: ObjectKB, memo_key: int) -> Optional[Affected]:
-    """The affected function of ``spec``; its result is remembered in ``cs.affected_memo[memo_key]``: the same
-    sub-predicate (a heat source that is ON, ...) recurs across rules, and is computed once per plan."""
+def _compile_affected(spec: Any, kb: ObjectKB, memo_key: int, within: Optional[StaticFilter] = None) -> Optional[Affected]:
+    """The affected function of ``spec`` (``within``: see :func:`compile_affected`); its result is remembered in
+    ``cs.affected_memo[memo_key]``: the same sub-predicate (a heat source that is ON, ...) recurs across rules,
+    and is computed once per plan."""
     if spec is None:
         def everything(cs: ChangeSet) -> Set[int]:
             out = cs.affected_memo.get(memo_key)
@@ -294,6 +370,8 @@ def _compile_affected(spec: Any, kb: ObjectKB, memo_key: int) -> Optional[Affect
     static = compile_static(spec, kb)
     has_static = any(k in spec for k in STATIC_KEYS)
     sid = id(static)
+    # what the nodes of the result outside ``base`` must pass to count: the part's own filter, else the caller's
+    flt = static if has_static else within
     hops = []
     for key, direction in (("related", "to"), ("related_from", "from")):
         if key in spec:
@@ -313,7 +391,7 @@ def _compile_affected(spec: Any, kb: ObjectKB, memo_key: int) -> Optional[Affect
             hops.append((direction, rels, inner))
     children = []
     for sub in ([spec["not"]] if "not" in spec else []) + list(spec.get("any") or []):
-        c = compile_affected(sub, kb)
+        c = compile_affected(sub, kb, flt)
         if c is None:
             return None
         if not getattr(c, "within_base", False):  # a part within ``base`` adds nothing: ``base`` is covered below
@@ -322,10 +400,12 @@ def _compile_affected(spec: Any, kb: ObjectKB, memo_key: int) -> Optional[Affect
     # the two commonest shapes, with nothing to remember per change set beyond what the change set keeps itself
     if not hops and not children:
         if has_static:  # class, properties or attributes, and states or events: the base nodes passing the filter
+            if within is None:  # (with one, the caller drops the part: it lies within ``base``)
+                _filter_of(static)
             def affected_static(cs: ChangeSet) -> FrozenSet[int]:
                 m = cs._base_pass
                 if m is None:
-                    return cs.base_passing_id(sid)
+                    return cs.base_passing(static)
                 return m.get(sid, _NONE)
 
             affected_static.filtered_by = static  # type: ignore[attr-defined]
@@ -339,13 +419,17 @@ def _compile_affected(spec: Any, kb: ObjectKB, memo_key: int) -> Optional[Affect
         affected_base.within_base = True  # type: ignore[attr-defined]
         return affected_base
 
+    if has_static and within is None:
+        _filter_of(static)
+
     def affected(cs: ChangeSet) -> Set[int]:
         # the result is read, never changed, by its callers (it is remembered per change set)
         memo = cs.affected_memo
         got = memo.get(memo_key)
         if got is not None:
             return got
-        out: Set[int] = set() if has_static else set(cs.base)  # with a static filter: base's part is added below
+        # with a filter, base's part is added below (own filter) or by the caller (``within``)
+        out: Set[int] = set() if flt is not None else set(cs.base)
         for direction, rels, inner in hops:
             # a hop to nodes picked by class, properties or attributes only (``inner`` None): their side never changes,
             # so the value moves only with the edges, whose ends are in ``base`` ("to") or ``d_in`` ("from")
@@ -356,7 +440,10 @@ def _compile_affected(spec: Any, kb: ObjectKB, memo_key: int) -> Optional[Affect
                     continue
                 if direction == "to":
                     if reached:
-                        cs.sources_of(reached, r, out)
+                        if flt is not None:  # the sources outside base that pass the filter: base's are covered
+                            cs.filtered_sources_of(flt, reached, r, out)
+                        else:
+                            cs.sources_of(reached, r, out)
                 else:
                     out |= cs.d_in(r)
                     for f in reached:
@@ -364,8 +451,11 @@ def _compile_affected(spec: Any, kb: ObjectKB, memo_key: int) -> Optional[Affect
         for c in children:
             out |= c(cs)
         if has_static:
-            in_base = cs.base_passing_id(sid)
-            out = in_base | cs.passing(static, out) if out else in_base
+            if within is not None:  # the caller covers base
+                out = cs.passing(static, out) if out else out
+            else:
+                in_base = cs.base_passing(static)
+                out = in_base | cs.passing(static, out) if out else in_base
         memo[memo_key] = out
         return out
 

@@ -68,6 +68,7 @@ class SceneGraph:
             raise SceneLoadError(f"{source}: invalid scene graph: {exc!r}") from exc
         self._views: Dict[int, NodeView] = {}
         self._reverse: Dict[str, Dict[Tuple[int, str], Set[int]]] = {}  # per relation name
+        self._fwd: Dict[str, Tuple[str, Dict[int, Any]]] = {}  # forward_memo
         self._lock = threading.Lock()
 
     # -- pickling (the scene cache, safebeal.scene.cache): the parsed graphs, not the derived caches ---------
@@ -81,7 +82,7 @@ class SceneGraph:
             state["_data"] = state.pop("data")
         state.setdefault("_reload", None)
         self.__dict__.update(state)
-        self._views, self._reverse, self._lock = {}, {}, threading.Lock()
+        self._views, self._reverse, self._fwd, self._lock = {}, {}, {}, threading.Lock()
 
     @property
     def data(self) -> Mapping[str, Any]:
@@ -118,6 +119,20 @@ class SceneGraph:
         if not chars:
             raise SceneLoadError(f"{self.source}: the scene has no character node")
         return chars[0]
+
+    # -- forward edges, remembered per node --------------------------------------------------
+    def forward_memo(self, relation: str) -> Optional[Tuple[str, Dict[int, Any]]]:
+        """The relation's upper-case name and ``from_id -> its targets`` (the simulator's own collection, or ``()``:
+        read only) over the original graph's ``relation`` edges, filled per node as StateView.targets asks (None:
+        not a simulator relation). The simulator keys its edge map by ``(from_id, Relation member)``, and a member's
+        ``__hash__`` is Python code: asked again, a node's targets cost a plain int lookup."""
+        entry = self._fwd.get(relation)
+        if entry is None:
+            name = relation.upper()
+            if name not in _sim.Relation.__members__:
+                return None
+            entry = self._fwd[relation] = self._fwd.setdefault(name, (name, {}))
+        return entry
 
     # -- reverse edge index: (to_id, relation) -> {from_id} ---------------------------------
     def reverse_index(self, relation: str) -> Dict[Tuple[int, str], Set[int]]:

@@ -41,7 +41,7 @@ class StateView:
     HOLDS_RH, HOLDS_LH, SITTING, BETWEEN, and the extensions' SPILLED_ON. A node's states include the
     extensions' (BROKEN, SHATTERED, WET, SPILLED)."""
 
-    __slots__ = ("scene", "_st", "_changed", "_views", "ext")
+    __slots__ = ("scene", "_st", "_changed", "_views", "ext", "_edits")
 
     def __init__(self, scene: SceneGraph, env_state, ext: ExtState = EMPTY_EXT):
         self.scene = scene
@@ -49,6 +49,7 @@ class StateView:
         self._changed: Optional[Dict[int, NodeView]] = None
         self._views: Dict[int, NodeView] = {}  # node(): views of changed nodes, built one at a time
         self.ext = ext
+        self._edits: Optional[Dict[str, Tuple[Dict[int, Set[int]], Dict[int, Set[int]]]]] = None  # edge_edits()
 
     # -- nodes --------------------------------------------------------------------------------
     def _changed_views(self) -> Dict[int, NodeView]:
@@ -104,23 +105,55 @@ class StateView:
         return set(self._st._new_nodes) | {n for n, s in self.ext.states.items() if s}
 
     # -- relations ----------------------------------------------------------------------------
+    def edge_edits(self) -> Dict[str, Tuple[Dict[int, Set[int]], Dict[int, Set[int]]]]:
+        """Relation name -> (``from_id -> targets added``, ``from_id -> targets removed``): how this state's
+        simulator edges differ from the original graph's (read only). Built on first call, in one pass over the
+        state's changed edges (a handful per plan); once built, :meth:`targets` reads it instead of the simulator's
+        maps keyed by ``(from_id, Relation member)``: worth it for a state asked about many times (a plan's final
+        state)."""
+        edits = self._edits
+        if edits is None:
+            edits = {}
+            for side, changes in ((0, self._st._new_edges_from), (1, self._st._removed_edges_from)):
+                for (from_id, rel), tos in changes.items():
+                    if tos:
+                        pair = edits.get(rel._name_)
+                        if pair is None:
+                            pair = edits[rel._name_] = ({}, {})
+                        pair[side][from_id] = tos
+            self._edits = edits
+        return edits
+
     def targets(self, from_id: int, relation: str) -> Set[int]:
         """Ids ``t`` with an edge ``from_id -relation-> t``."""
-        rel = _REL_BY_NAME.get(relation)  # callers mostly pass the upper-case name
-        if rel is None:
-            name = relation.upper()
-            rel = _REL_BY_NAME.get(name)
-            if rel is None:
+        entry = self.scene._fwd.get(relation)  # the original graph's edges, per node (SceneGraph.forward_memo)
+        if entry is None:
+            entry = self.scene.forward_memo(relation)
+            if entry is None:  # an extension relation (SPILLED_ON)
+                name = relation.upper()
                 return {t for f, r, t in self.ext.relations if f == from_id and r == name}
-        key = (from_id, rel)
-        got = self.scene.env_graph._edge_map.get(key)
-        out = set(got) if got else set()
+        name, memo = entry
+        got = memo.get(from_id)
+        if got is None:
+            got = memo[from_id] = self.scene.env_graph._edge_map.get((from_id, _REL_BY_NAME[name])) or ()
+        out = set(got)
+        edits = self._edits
+        if edits is not None:
+            pair = edits.get(name)
+            if pair is not None:
+                got = pair[0].get(from_id)
+                if got:
+                    out |= got
+                got = pair[1].get(from_id)
+                if got:
+                    out -= got
+            return out
         st = self._st
-        if st._new_edges_from:
+        if st._new_edges_from or st._removed_edges_from:
+            key = (from_id, _REL_BY_NAME[name])
             got = st._new_edges_from.get(key)
             if got:
                 out |= got
-        if st._removed_edges_from:
             got = st._removed_edges_from.get(key)
             if got:
                 out -= got
