@@ -477,25 +477,23 @@ class ReverseIndex:
     __slots__ = ("_by_rel", "_fwd")
 
     def __init__(self, scene: SceneGraph):
-        on: Dict[int, Set[int]] = {}
-        inside: Dict[int, Set[int]] = {}
+        on: Dict[int, Set[int]] = defaultdict(set)
+        inside: Dict[int, Set[int]] = defaultdict(set)
         fwd_on: Dict[int, Iterable[int]] = {}
         fwd_inside: Dict[int, Iterable[int]] = {}
-        for (from_id, rel), tos in scene.env_graph._edge_map.items():
-            if rel is _ON:
-                d = on
-                fwd_on[from_id] = tos
-            elif rel is _INSIDE:
-                d = inside
+        for key, tos in scene.env_graph._edge_map.items():  # (INSIDE first: most of the two relations' edges)
+            rel = key[1]
+            if rel is _INSIDE:
+                from_id = key[0]
                 fwd_inside[from_id] = tos
-            else:
-                continue
-            for to_id in tos:
-                got = d.get(to_id)
-                if got is None:
-                    d[to_id] = {from_id}
-                else:
-                    got.add(from_id)
+                for to_id in tos:
+                    inside[to_id].add(from_id)
+            elif rel is _ON:
+                from_id = key[0]
+                fwd_on[from_id] = tos
+                for to_id in tos:
+                    on[to_id].add(from_id)
+        on.default_factory = inside.default_factory = None  # type: ignore[attr-defined]  # plain dicts from here
         self._by_rel = {"ON": on, "INSIDE": inside}
         #: the initial graph's own ON/INSIDE edges, from -> the targets (the simulator's own collections: read only)
         self._fwd = {"ON": fwd_on, "INSIDE": fwd_inside}
