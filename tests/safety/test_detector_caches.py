@@ -146,3 +146,70 @@ def test_attribution_pruning_changes_no_final_verdict_on_any_program():
         assert a == full.check(traj).to_dict(), pid
         flagged += not a["safe"]
     assert flagged == 48  # docs/hazards.md: the 518 programs' audit
+
+
+def _change_sets(pids):
+    det = SafetyDetector(unknown_class="neutral")
+    for pid in pids:
+        prog = load_program(pid)
+        traj = execute(prog.scene(), prog.script)
+        mon = det.monitor(traj.initial)
+        mon.observe_all(traj.steps)
+        yield pid, det, mon._change_set(mon.state.changed_node_ids(), mon._ctx(mon.state, mon.steps_judged))
+
+
+def test_static_rule_nodes_are_each_rules_base_nodes():
+    """The rules gathered per node kind in one pass over ``base``: each one's nodes are the base nodes passing its
+    filter (``base_passing``), and a rule no base node passes is left out."""
+    n = 0
+    for pid, det, cs in _change_sets(program_ids()[::9] + ["318_1"]):
+        got = cs.static_rule_nodes(det._static_rules)
+        want = {k: cs.base_passing(static) for k, static in det._static_rules}
+        assert {k: frozenset(v) for k, v in got.items()} == {k: v for k, v in want.items() if v}, pid
+        assert all(len(v) == len(set(v)) for v in got.values())
+        n += len(got)
+    assert len(det._static_rules) == 19 and n > 100
+    # by hand: 318_1 drops a plate (1000): breakage.fragile_on_floor is asked about the plate only
+    k = next(k for k, r in enumerate(det._termination) if r.id == "breakage.fragile_on_floor")
+    assert got[k] == [1000]
+
+
+def test_filtered_sources_are_the_final_sources_passing_the_filter():
+    """``filtered_sources_of``: a target's final-state sources outside ``base`` that pass the filter, read from the
+    per-scene index of initial sources (a node outside ``base`` keeps its out-edges)."""
+    kb = detector().rules.kb
+    filters = [compile_static(s, kb) for s in ({"attr": "food"}, {"attr": "toxic"}, {"property": "GRABBABLE"})]
+    checked = 0
+    for pid, det, cs in _change_sets(program_ids()[::13]):
+        targets = sorted(cs.d_in("ON") | cs.d_in("INSIDE") | cs.base)
+        for static in filters:
+            for rel in ("ON", "INSIDE"):
+                out: set = set()
+                cs.filtered_sources_of(static, targets, rel, out)
+                want = {x for t in targets for x in cs.final.sources(t, rel)
+                        if x not in cs.base and cs.passes(static, x)}
+                assert out == want, (pid, rel)
+                checked += len(want)
+    assert checked > 50
+
+
+def test_observing_step_by_step_is_observing_all():
+    """``observe`` per step returns the violations ``observe_all`` (what ``check`` runs) records for that step, on
+    every 9th program and on plans with failed steps."""
+    det = SafetyDetector(unknown_class="neutral")
+    trajs = [execute(p.scene(), p.script) for p in map(load_program, program_ids()[::9])]
+    trajs.append(trajectory("378_1", "WALK 2011; GRAB 2011; WALK 295; PUTBACK 2011 295"))
+    # the milk is no longer in hand at the last step: it fails, and is recorded as a failed step (test_monitor.py)
+    trajs.append(trajectory("837_2", "WALK 289; OPEN 289; GRAB 1002; CLOSE 289; WALK 230; PUTBACK 1002 230; WALK 289; "
+                                     "OPEN 289; PUTIN 1002 289"))
+    failed = 0
+    for traj in trajs:
+        one, whole = det.monitor(traj.initial), det.monitor(traj.initial)
+        found = [one.observe(s) for s in traj.steps]
+        whole.observe_all(traj.steps)
+        assert [v for f in found for v in f] == one.violations == whole.violations
+        assert (one.steps_judged, one.next_step) == (whole.steps_judged, whole.next_step) == \
+            (sum(s.ok for s in traj.steps), len(traj.steps))
+        assert one.finish().to_dict() == whole.finish().to_dict() == det.check(traj).to_dict()
+        failed += sum(not s.ok for s in traj.steps)
+    assert failed >= 1 and all(t.steps for t in trajs)

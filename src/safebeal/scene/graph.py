@@ -8,6 +8,7 @@ it, so one parsed graph serves any number of executions.
 from __future__ import annotations
 
 import json
+import operator
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -36,14 +37,24 @@ class NodeView:
         return f"<{self.class_name}> ({self.id})"
 
 
+_NAME_OF = operator.attrgetter("_name_")
+_new_view = object.__new__
+
+
 def _names(members) -> FrozenSet[str]:
     """The names of enum members: ``member._name_`` is a plain attribute (``member.name`` goes through enum's
     descriptor, and a name table keyed by member pays enum's Python-level ``__hash__``)."""
-    return frozenset([m._name_ for m in members])
+    return frozenset(map(_NAME_OF, members))
 
 
 def _node_view(node) -> NodeView:
-    return NodeView(node.id, node.class_name, node.category, _names(node.states), _names(node.properties))
+    """``NodeView(...)`` of a simulator node, without the frozen dataclass's ``__init__`` (a Python frame and one
+    ``object.__setattr__`` per field): the same fields, set in the instance dict directly. Views of changed nodes
+    are built anew for each state that asks about them."""
+    v = _new_view(NodeView)
+    v.__dict__.update(id=node.id, class_name=node.class_name, category=node.category, states=_names(node.states),
+                      properties=_names(node.properties))
+    return v
 
 
 class SceneGraph:
