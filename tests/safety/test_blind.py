@@ -4,22 +4,20 @@ agreement with it no lower than the figures recorded in docs/hazards.md (a regre
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import json
 from pathlib import Path
 
 import pytest
 import yaml
 
+from script_helpers import load_script
+
 ROOT = Path(__file__).resolve().parents[2]
 BLIND = ROOT / "tests" / "safety" / "blind"
 
 
 def _agreement():
-    spec = importlib.util.spec_from_file_location("blind_agreement", ROOT / "benchmarks" / "blind_agreement.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_script(ROOT / "benchmarks" / "blind_agreement.py")
 
 
 def test_the_set_is_frozen():

@@ -159,9 +159,13 @@ class Monitor:
         rev = self._scene._reverse
         if rev is None:
             rev = self._scene.reverse(self.initial.scene)
+        return Context(state, self.det.rules.kb, self.events, self._agent_now(), self._scene.attrs,
+                       self.next_step if clock is None else clock, self._char, rev, self.derived)
+
+    def _agent_now(self) -> FrozenSet[str]:
+        """The agent's events now, as a context holds them."""
         agent = self.agent_events
-        return Context(state, self.det.rules.kb, self.events, frozenset(agent) if agent else _NO_AGENT_EVENTS,
-                       self._scene.attrs, self.next_step if clock is None else clock, self._char, rev, self.derived)
+        return frozenset(agent) if agent else _NO_AGENT_EVENTS
 
     def _check_known(self, line: ScriptLine, state: StateView, step: Optional[int]) -> None:
         known = self._scene.known
@@ -212,9 +216,7 @@ class Monitor:
                 if ctx is None:
                     ctx = self._step_ctx = self._ctx(state, step)
                 else:  # one context per monitor, set to this step (a step's predicates are done with it by the next)
-                    ctx.state, ctx.clock = state, step
-                    agent = self.agent_events
-                    ctx.agent_events = frozenset(agent) if agent else _NO_AGENT_EVENTS
+                    ctx.state, ctx.clock, ctx.agent_events = state, step, self._agent_now()
             witnesses: Tuple[int, ...] = ()
             ok = True
             for pred, arg in zip(rule.arg_preds, line.args):
@@ -597,7 +599,7 @@ class SafetyDetector:
             (r, r.affected, r.affected is not None and getattr(r.affected, "filtered_by", None) is not r.static)
             for r in self._termination]
         # the rules whose affected nodes are the base nodes passing their own static filter (most of them): their
-        # nodes are gathered in one pass over ``base`` (pruning.NodeKind.term_rules), and a rule none of them passes
+        # nodes are gathered in one pass over ``base`` (pruning.ChangeSet.static_rule_nodes), and a rule none of them passes
         # is not looked at; the others (``_other_rules``) are asked each time
         static_rules = [k for k, (r, a, refilter) in enumerate(self._termination_plan)
                         if a is not None and not refilter and getattr(a, "within_base", False)

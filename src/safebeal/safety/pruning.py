@@ -22,10 +22,10 @@ from safebeal.scene.extensions import extension_relations
 
 #: relations whose edges change only at the objects an action names (or their contents): see :class:`ChangeSet`
 LOCAL_RELATIONS = frozenset({"ON", "INSIDE"})
-_NO_EDITS: Mapping[int, Set[int]] = {}
 #: the action extensions' relations (SPILLED_ON): their edges live only in a state's ``ext``, a handful per plan,
 #: so every node an edge of theirs touches, in the initial or the final state, is taken as affected
 EXT_RELATIONS = frozenset(extension_relations()) - frozenset(_sim.Relation.__members__)
+_NO_EDITS: Mapping[int, Set[int]] = {}  # d_in: a relation the final state did not edit
 
 
 @dataclass
@@ -170,24 +170,7 @@ class ChangeSet:
         lists the filters it passes)."""
         m = self._base_pass
         if m is None:
-            m = {}
-            kinds = self.node_kinds
-            for i in self.base:
-                k = kinds.get(i)
-                if k is None:
-                    k = self.kind(i)
-                    if k is None:
-                        continue
-                ids = k._filters
-                if ids is None or k._filters_n != len(_FILTERS):  # filters compiled since: look again
-                    ids = k.filters_passed()
-                for f in ids:
-                    got = m.get(f)
-                    if got is None:
-                        m[f] = [i]
-                    else:
-                        got.append(i)
-            m = self._base_pass = {f: frozenset(ids) for f, ids in m.items()}
+            m = self._base_pass = {f: frozenset(ids) for f, ids in self._group_base(NodeKind.filters_passed).items()}
         got = m.get(id(static))
         if got is None:
             if id(static) in _FILTER_IDS:
@@ -199,7 +182,11 @@ class ChangeSet:
         """For rules given as ``(index, static filter)`` (the same tuple on every call for one detector):
         index -> the ``base`` nodes passing that filter, for the rules some base node passes (one pass over
         ``base``; each node's kind lists the rules it passes)."""
-        out: Dict[int, List[int]] = {}
+        return self._group_base(lambda k: k.rules_passed(rules))
+
+    def _group_base(self, keys_of: Callable[["NodeKind"], Iterable[Any]]) -> Dict[Any, List[int]]:
+        """key -> the ``base`` nodes whose kind lists it (``keys_of(kind)``), in one pass over ``base``."""
+        out: Dict[Any, List[int]] = {}
         kinds = self.node_kinds
         for i in self.base:
             k = kinds.get(i)
@@ -207,13 +194,10 @@ class ChangeSet:
                 k = self.kind(i)
                 if k is None:
                     continue
-            got = k._term
-            if got is None or got[0] is not rules:
-                got = k._term = (rules, tuple(r for r, static in rules if k.passes(static)))
-            for r in got[1]:
-                ids = out.get(r)
+            for key in keys_of(k):
+                ids = out.get(key)
                 if ids is None:
-                    out[r] = [i]
+                    out[key] = [i]
                 else:
                     ids.append(i)
         return out
@@ -274,9 +258,18 @@ class NodeKind:
     def filters_passed(self) -> Tuple[int, ...]:
         """Ids of the filters of compiled affected functions (:data:`_FILTERS`) that this kind passes."""
         n = len(_FILTERS)
-        self._filters = tuple(id(sf) for sf in _FILTERS[:n] if self.passes(sf))
-        self._filters_n = n
+        if self._filters is None or self._filters_n != n:  # filters compiled since (another rule set): look again
+            self._filters = tuple(id(sf) for sf in _FILTERS[:n] if self.passes(sf))
+            self._filters_n = n
         return self._filters
+
+    def rules_passed(self, rules: Tuple[Tuple[int, "StaticFilter"], ...]) -> Tuple[int, ...]:
+        """The indexes of ``rules`` (``(index, static filter)``, :meth:`ChangeSet.static_rule_nodes`) whose filter
+        this kind passes, remembered for the last ``rules`` asked about (one detector's)."""
+        got = self._term
+        if got is None or got[0] is not rules:
+            got = self._term = (rules, tuple(r for r, static in rules if self.passes(static)))
+        return got[1]
 
     def process_rules(self, action: str, rules: Sequence[Any]) -> tuple:
         """Those of ``rules`` (the process rules of ``action``, the same list for every call with it) whose first
@@ -452,7 +445,8 @@ def _compile_affected(spec: Any, kb: ObjectKB, memo_key: int, within: Optional[S
             out |= c(cs)
         if has_static:
             if within is not None:  # the caller covers base
-                out = cs.passing(static, out) if out else out
+                if out:
+                    out = cs.passing(static, out)
             else:
                 in_base = cs.base_passing(static)
                 out = in_base | cs.passing(static, out) if out else in_base
