@@ -220,6 +220,30 @@ def _print_check(rec: dict) -> None:
         console.print(vt)
 
 
+@app.command("plugins")
+def plugins_list(
+    kind: Optional[str] = typer.Argument(None, help="Only this kind: planner, backend, dataset, scene source, mutation, ..."),
+    json_out: bool = typer.Option(False, "--json", help="Print JSON: one {kind, group, name, origin, help} per entry."),
+) -> None:
+    """Every registered plugin by kind (planners, backends, datasets, ...), built-in or added by an installed
+    package through the kind's entry-point group (safebeal.planners, safebeal.backends, ...; docs/extending.md)."""
+    from safebeal.registry import all_registries
+
+    regs = all_registries()
+    if kind is not None:
+        regs = [r for r in regs if r.kind == kind]
+        if not regs:
+            raise SafebealError(f"unknown plugin kind {kind!r}; known: {', '.join(r.kind for r in all_registries())}")
+    rows = [{"kind": r.kind, "group": r.group, "name": e.name, "origin": e.origin, "help": e.help} for r in regs for e in r]
+    if json_out:
+        print(json.dumps(rows, indent=1))
+        return
+    t = Table("kind", "name", "origin", "description")
+    for row in rows:
+        t.add_row(row["kind"], plain(row["name"]), plain(row["origin"]), plain(row["help"]))
+    console.print(t)
+
+
 # -- subsystem commands ---------------------------------------------------------------------------------------
 # Each subsystem owns its commands in its own module, exposing ``register(app)``; this file only wires them in.
 COMMAND_MODULES = (

@@ -1,7 +1,23 @@
-"""One typed registry for every pluggable thing (planner, backend, dataset, rule set, loss, metric).
+"""One typed registry for every pluggable thing (planner, backend, dataset, scene source, mutation, ...).
 
 A plugin is created from a spec string ``name`` or ``name:key=value,key=value``. The spec, parsed into
 ``(name, kwargs)``, is what run logs record, so a run can be re-created exactly.
+
+Where entries come from, in this order, on the first lookup (``get``, ``create``, ``names``, ``in``, iteration):
+
+1. the entries registered with ``@REG.register(name)`` in modules already imported;
+2. the registry's built-in plugin modules (``plugins``), imported;
+3. the **entry points** of the registry's group, from every installed distribution (a user's own package). The
+   group is derived from the kind by :func:`entry_point_group`: ``safebeal.`` + the kind's plural, spaces as
+   underscores (``planner`` -> ``safebeal.planners``, ``scene source`` -> ``safebeal.scene_sources``, ``loss`` ->
+   ``safebeal.losses``), so every new ``Registry`` gets its group for free. An entry point's name is the entry's
+   name; its value is the factory (``my_pkg.planner:MyPlanner``, registered under the entry point's name unless
+   the module registers it itself) or a module that registers the name when imported (``my_pkg.planner``).
+
+A plugin that fails to load is a :class:`RegistryError` naming the entry point and its distribution (raised on
+every lookup until it is fixed or uninstalled: never skipped); a plugin name that is already taken (by a
+built-in or another distribution) is a :class:`RegistryError` naming both. Each entry records its
+``origin``: ``"built-in"``, or the distribution (``"my-pkg 0.1"``) it came from; ``safebeal plugins`` lists them.
 
     >>> from safebeal.registry import Registry
     >>> shapes = Registry("shape")
@@ -15,9 +31,11 @@ A plugin is created from a spec string ``name`` or ``name:key=value,key=value``.
 
 from __future__ import annotations
 
+import importlib
 import inspect
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, Generic, Iterator, Tuple, TypeVar
+from types import ModuleType
+from typing import Any, Callable, Dict, Generic, Iterator, List, Optional, Tuple, TypeVar
 
 from safebeal.errors import SafebealError
 
@@ -96,39 +114,155 @@ def parse_spec(spec: str) -> Tuple[str, Dict[str, Any]]:
     return name.strip(), kwargs
 
 
+BUILT_IN = "built-in"
+
+#: the modules that define safebeal's registries; :func:`all_registries` imports them (a test checks that every
+#: ``Registry(...)`` in ``src/safebeal`` is in one of them)
+REGISTRY_MODULES = (
+    "safebeal.planners.planners",  # PLANNERS
+    "safebeal.planners.backends.base",  # BACKENDS
+    "safebeal.datasets.base",  # DATASETS
+    "safebeal.scene.sources",  # SCENE_SOURCES
+    "safebeal.align.mutations",  # MUTATIONS
+)
+
+_ALL: Dict[str, "Registry[Any]"] = {}
+
+
+def entry_point_group(kind: str) -> str:
+    """The entry-point group of a registry of ``kind``: ``safebeal.`` + the plural, spaces as underscores
+    (``planner`` -> ``safebeal.planners``, ``scene source`` -> ``safebeal.scene_sources``, ``loss`` ->
+    ``safebeal.losses``, ``metric`` -> ``safebeal.metrics``)."""
+    word = kind.strip().lower().replace(" ", "_").replace("-", "_")
+    if word.endswith(("s", "x", "sh", "ch")):
+        plural = word + "es"
+    elif word.endswith("y") and word[-2:-1] not in ("a", "e", "i", "o", "u"):
+        plural = word[:-1] + "ies"
+    else:
+        plural = word + "s"
+    return f"safebeal.{plural}"
+
+
+def all_registries() -> List["Registry[Any]"]:
+    """Every registry of safebeal (their modules imported), sorted by kind."""
+    for mod in REGISTRY_MODULES:
+        importlib.import_module(mod)
+    return [_ALL[k] for k in sorted(_ALL)]
+
+
+def _distribution(ep: Any) -> str:
+    """``"name version"`` of the distribution that declares the entry point (``"unknown distribution"``)."""
+    dist = getattr(ep, "dist", None)
+    if dist is None:
+        return "unknown distribution"
+    try:
+        name = dist.metadata["Name"] or getattr(dist, "name", None)
+    except Exception:  # noqa: BLE001 - a broken METADATA file
+        name = None
+    version = getattr(dist, "version", None)
+    return f"{name or 'unnamed distribution'}" + (f" {version}" if version else "")
+
+
+def _where(factory: Any) -> str:
+    mod = getattr(factory, "__module__", None) or "?"
+    return f"{mod}.{getattr(factory, '__qualname__', getattr(factory, '__name__', repr(factory)))}"
+
+
 @dataclass
 class Entry(Generic[T]):
     name: str
     factory: Callable[..., T]
     help: str = ""
+    #: where the entry comes from: ``"built-in"``, or the distribution (``"my-pkg 0.1"``) whose entry point added it
+    origin: str = BUILT_IN
 
 
 @dataclass
 class Registry(Generic[T]):
-    """A named collection of factories of one kind."""
+    """A named collection of factories of one kind. ``group`` is its entry-point group (default: derived from
+    ``kind`` by :func:`entry_point_group`); see the module docstring for how plugins are found."""
 
     kind: str
     #: modules that register entries in this registry, imported on first lookup (so that, e.g., every built-in
     #: dataset is known without the caller importing its module)
     plugins: Tuple[str, ...] = ()
+    group: str = ""
     _entries: Dict[str, Entry[T]] = field(default_factory=dict)
     _loaded: bool = False
+    _origin: str = BUILT_IN  # the origin given to entries registered now (a distribution while its entry point loads)
+
+    def __post_init__(self) -> None:
+        if not self.group:
+            self.group = entry_point_group(self.kind)
+        _ALL.setdefault(self.kind, self)
 
     def _load_plugins(self) -> None:
         if self._loaded:
             return
         self._loaded = True
-        import importlib
+        try:
+            for mod in self.plugins:
+                importlib.import_module(mod)
+            self._load_entry_points()
+        except BaseException:
+            self._loaded = False  # the next lookup raises the same error again: a broken plugin is never skipped
+            raise
 
-        for mod in self.plugins:
-            importlib.import_module(mod)
+    def entry_points(self) -> list:
+        """The installed entry points of this registry's group, sorted by name."""
+        from importlib.metadata import entry_points
+
+        return sorted(entry_points(group=self.group), key=lambda ep: (ep.name, ep.value))
+
+    def _load_entry_points(self) -> None:
+        for ep in self.entry_points():
+            dist = _distribution(ep)
+            where = f"entry point {ep.name} = {ep.value} (group {self.group}, distribution {dist})"
+            had = self._entries.get(ep.name)
+            self._origin = dist
+            try:
+                obj = ep.load()
+            except RegistryError as exc:
+                raise RegistryError(f"{self.kind} plugin {where}: {exc}") from exc
+            except Exception as exc:  # noqa: BLE001 - any failure of a third-party import is reported, not skipped
+                raise RegistryError(f"{self.kind} plugin {where} failed to load: {type(exc).__name__}: {exc}") from exc
+            finally:
+                self._origin = BUILT_IN
+            entry = self._entries.get(ep.name)
+            if isinstance(obj, ModuleType):
+                if entry is None:
+                    raise RegistryError(f"{self.kind} plugin {where}: module {obj.__name__} registers no "
+                                        f"{self.kind} {ep.name!r}")
+                mine = getattr(entry.factory, "__module__", None) == obj.__name__
+            else:
+                mine = entry is not None and entry.factory is obj
+            if entry is not None and not mine:
+                other = "the built-in" if entry.origin == BUILT_IN else f"the {entry.origin}"
+                raise RegistryError(f"{self.kind} plugin {where}: the name {ep.name!r} collides with {other} "
+                                    f"{self.kind} {ep.name!r} ({_where(entry.factory)})")
+            if entry is None:
+                if not callable(obj):
+                    raise RegistryError(f"{self.kind} plugin {where}: {obj!r} is neither a factory nor a module")
+                self._origin = dist
+                try:
+                    self.register(ep.name)(obj)
+                finally:
+                    self._origin = BUILT_IN
+            elif had is entry:
+                entry.origin = dist  # its module was imported before the first lookup: it is still the plugin's
 
     def register(self, name: str, help: str = "") -> Callable[[Callable[..., T]], Callable[..., T]]:
         def deco(factory: Callable[..., T]) -> Callable[..., T]:
             if name in self._entries and self._entries[name].factory is not factory:
-                raise RegistryError(f"{self.kind} {name!r} is already registered")
+                old = self._entries[name]
+                other = "built-in" if old.origin == BUILT_IN else old.origin
+                raise RegistryError(f"{self.kind} {name!r} is already registered ({other}: {_where(old.factory)}); "
+                                    f"cannot register {_where(factory)} under the same name")
             doc = help or (inspect.getdoc(factory) or "").split("\n")[0]
-            self._entries[name] = Entry(name, factory, doc)
+            origin = self._origin
+            if origin == BUILT_IN and not str(getattr(factory, "__module__", "")).startswith("safebeal."):
+                origin = f"module {getattr(factory, '__module__', '?')}"  # registered by an imported module of its own
+            self._entries[name] = Entry(name, factory, doc, origin)
             try:
                 setattr(factory, "registry_name", name)
             except (AttributeError, TypeError):

@@ -126,11 +126,11 @@ def bench(
         [], "--planner", "-p",
         help="Planner spec, repeatable: replay:<model> | replay:* | replay:path=out.jsonl | few-shot | llm-planner | "
              "zero-shot, with args after ':' (llm-planner:backend=openai:model=gpt-4o,safety_prompt=true). "
-             "Default: replay:* (the 15 recorded LLMs)."),
+             "Default: replay:* (the 15 recorded LLMs). 'safebeal plugins planner' lists every planner, installed plugins' included."),
     dataset: str = typer.Option("virtualhome", "--dataset", "-d",
-                                help="Dataset spec: virtualhome | activity-test | saferisks | saferisks-test | worldmodel:path=FILE ..."),
+                                help="Dataset spec: virtualhome | activity-test | saferisks | saferisks-test | worldmodel:path=FILE ... ('safebeal plugins dataset' lists all)"),
     backend: Optional[str] = typer.Option(None, "--backend", "-b",
-                                          help="Backend for generating planners that name none: mock | openai:model=... | hf:model=DIR | vllm:model=..."),
+                                          help="Backend for generating planners that name none: mock | openai:model=... | hf:model=DIR | vllm:model=... ('safebeal plugins backend' lists all)"),
     out: Optional[str] = typer.Option(None, "--out", "-o", help="Run directory. Default: runs/<dataset>-<time>."),
     workers: int = typer.Option(2, "--workers", "-w", min=1, help="Evaluation worker processes."),
     resume: bool = typer.Option(False, "--resume", help="Continue a killed run in --out: done samples are kept, none is repeated."),
