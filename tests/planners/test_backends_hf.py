@@ -187,3 +187,10 @@ def test_hf_greedy_output_equals_generation_from_the_server_ids(no_bos_chat_mode
     [g] = backend.generate([prompt])
     assert g.text == expected[: len(g.text)] and len(g.text) > 0
     assert g.finish_reason in ("stop", "length") and g.usage["prompt_tokens"] == ids.shape[1]
+
+
+def test_hf_backend_passes_check_backend(tiny_chat_model):
+    from safebeal.testing import check_backend
+
+    gens = check_backend(f"hf:model={tiny_chat_model},device=cpu", max_tokens=4)
+    assert len(gens) == 2 and all(g.ok and g.finish_reason == "length" for g in gens)  # 4 new tokens, no stop

@@ -121,3 +121,10 @@ def test_vllm_extra_does_not_pin_torch():
     for name, deps in extras.items():
         for d in deps:
             assert not (d.startswith("torch") and "==" in d), (name, d)
+
+
+def test_vllm_backend_passes_check_backend(fake_vllm):
+    from safebeal.testing import check_backend
+
+    gens = check_backend("vllm:model=org/a,max_tokens=16")
+    assert [g.text for g in gens] == ["[WALK] <kitchen> (11)", "[WALK] <kitchen> (11)"]
