@@ -163,6 +163,12 @@ def _distribution(ep: Any) -> str:
     return f"{name or 'unnamed distribution'}" + (f" {version}" if version else "")
 
 
+def describe_entry_point(ep: Any) -> str:
+    """``entry point NAME = VALUE (group GROUP, distribution NAME VERSION)``: how errors name a plugin."""
+    name, value, group = (getattr(ep, k, "?") for k in ("name", "value", "group"))
+    return f"entry point {name} = {value} (group {group}, distribution {_distribution(ep)})"
+
+
 def _where(factory: Any) -> str:
     mod = getattr(factory, "__module__", None) or "?"
     return f"{mod}.{getattr(factory, '__qualname__', getattr(factory, '__name__', repr(factory)))}"
@@ -217,7 +223,7 @@ class Registry(Generic[T]):
     def _load_entry_points(self) -> None:
         for ep in self.entry_points():
             dist = _distribution(ep)
-            where = f"entry point {ep.name} = {ep.value} (group {self.group}, distribution {dist})"
+            where = describe_entry_point(ep)
             had = self._entries.get(ep.name)
             self._origin = dist
             try:

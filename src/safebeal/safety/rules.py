@@ -35,6 +35,7 @@ from safebeal.safety.knowledge import ObjectKB, build_kb
 from safebeal.safety.repairs import RepairOption, compile_repairs
 from safebeal.safety.taxonomy import CATEGORIES, KINDS
 from safebeal.capped import read_capped
+from safebeal.errors import SafebealError
 from safebeal.safety.yamlio import MAX_YAML_BYTES, LINE_KEY, YamlError, line_of, load_yaml_with_lines
 from safebeal.scene.extensions import all_arities
 
@@ -209,8 +210,13 @@ def load_rule_file(path: Path | str, kb: ObjectKB) -> List[Rule]:
 
 def _entry_point_paths() -> List[Path]:
     paths: List[Path] = []
+    from safebeal.registry import describe_entry_point
+
     for ep in entry_points(group=ENTRY_POINT_GROUP):
-        target = ep.load()
+        try:
+            target = ep.load()
+        except Exception as exc:  # noqa: BLE001 - a broken plugin is one error naming it, never skipped
+            raise SafebealError(f"rules plugin {describe_entry_point(ep)} failed to load: {type(exc).__name__}: {exc}") from exc
         value = target() if callable(target) else target
         items = value if isinstance(value, (list, tuple)) else [value]
         paths.extend(Path(p) for p in items)
