@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from safebeal.errors import SafebealError
 from safebeal.registry import REGISTRY_MODULES, Registry, RegistryError, all_registries, entry_point_group
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -216,3 +217,14 @@ def test_a_broken_installed_plugin_is_one_plain_error_line(tmp_path):
     assert (r.stdout + r.stderr).strip() == (
         "error: planner plugin entry point broken = safebeal_broken:Planner (group safebeal.planners, distribution "
         "safebeal-broken 0.2) failed to load: RuntimeError: boom")
+
+
+def test_a_rules_plugin_that_fails_to_load_is_one_error_naming_it(site):
+    from safebeal.safety import SafetyDetector
+
+    write_distribution(site, "toy-rules", "0.4", {"toy_rules": "raise ImportError('no yaml here')\n"},
+                       {"safebeal.rules": {"mine": "toy_rules:PATHS"}})
+    with pytest.raises(SafebealError) as err:
+        SafetyDetector()
+    assert str(err.value) == ("rules plugin entry point mine = toy_rules:PATHS (group safebeal.rules, distribution "
+                              "toy-rules 0.4) failed to load: ImportError: no yaml here")
