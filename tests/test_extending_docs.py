@@ -27,7 +27,8 @@ PAGE = ROOT / "docs" / "extending.md"
 @pytest.fixture(scope="module")
 def examples():
     """The example modules imported (they register themselves); the registries as they were afterwards."""
-    saved = [(reg, dict(reg._entries)) for reg in (PLANNERS, BACKENDS, DATASETS)]
+    regs = (PLANNERS, BACKENDS, DATASETS)
+    saved = [(reg, reg.names() and dict(reg._entries)) for reg in regs]  # loaded first: the built-ins are kept
     sys.path.insert(0, str(EXAMPLES))
     try:
         yield {m: importlib.import_module(m) for m in ("my_planner", "my_backend", "my_dataset")}

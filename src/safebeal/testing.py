@@ -12,7 +12,8 @@ breaks and what was expected. ``PluginCheckError`` is an :class:`AssertionError`
 assertion) and a :class:`~safebeal.errors.SafebealError` (the CLI prints it as one line). An error the plugin
 raises itself is not caught: its own traceback says more. Each returns what it made, for further checks.
 
-safebeal's own tests run these over every registered planner, backend and dataset (``tests/test_testing.py``).
+safebeal's own tests run these over every registered planner, backend and dataset
+(``tests/planners/test_planner_contracts.py``, ``tests/datasets/test_dataset_contracts.py``).
 """
 
 from __future__ import annotations
