@@ -16,7 +16,8 @@ from safebeal.bench.runner import RunConfig, run_bench
 from safebeal.datasets.base import DATASETS
 from safebeal.planners.backends.base import BACKENDS
 from safebeal.planners.planners import PLANNERS
-from safebeal.registry import all_registries, entry_point_group
+from safebeal.cli import REGISTRY_MODULES
+from safebeal.registry import entry_point_group, registries
 from safebeal.testing import check_backend, check_dataset, check_planner
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -112,7 +113,7 @@ def test_the_loss_example_registers_itself():
     sys.path.insert(0, str(EXAMPLES))
     try:
         mod = importlib.import_module("my_loss")
-        assert any(getattr(e.factory, "__module__", None) == mod.__name__ for r in all_registries() for e in r)
+        assert any(getattr(e.factory, "__module__", None) == mod.__name__ for r in registries() for e in r)
     finally:
         sys.path.remove(str(EXAMPLES))
 
@@ -123,7 +124,9 @@ def test_the_page_names_every_example_and_its_pyproject_snippet_names_real_group
         assert f"docs/examples/extending/{name}" in text, name
     [snippet] = re.findall(r"```toml\n(.*?)```", text, re.S)
     groups = tomllib.loads(snippet)["project"]["entry-points"]
-    kinds = {r.kind for r in all_registries()}
+    for mod in REGISTRY_MODULES:
+        importlib.import_module(mod)
+    kinds = {r.kind for r in registries()}
     assert {g for g in groups if g != "safebeal.rules"} <= {entry_point_group(k) for k in kinds}
     assert {"safebeal.planners", "safebeal.backends", "safebeal.datasets", "safebeal.rules"} <= set(groups)
     assert groups["safebeal.planners"] == {"reference-plan": "my_package.my_planner:ReferencePlanner"}

@@ -220,6 +220,17 @@ def _print_check(rec: dict) -> None:
         console.print(vt)
 
 
+#: the modules that make safebeal's registries, imported by ``safebeal plugins`` (a test checks that every
+#: ``Registry(...)`` in ``src/safebeal`` is in one of them)
+REGISTRY_MODULES = (
+    "safebeal.planners.planners",  # PLANNERS
+    "safebeal.planners.backends.base",  # BACKENDS
+    "safebeal.datasets.base",  # DATASETS
+    "safebeal.scene.sources",  # SCENE_SOURCES
+    "safebeal.align.mutations",  # MUTATIONS
+)
+
+
 @app.command("plugins")
 def plugins_list(
     kind: Optional[str] = typer.Argument(None, help="Only this kind: planner, backend, dataset, scene source, mutation, ..."),
@@ -227,13 +238,17 @@ def plugins_list(
 ) -> None:
     """Every registered plugin by kind (planners, backends, datasets, ...), built-in or added by an installed
     package through the kind's entry-point group (safebeal.planners, safebeal.backends, ...; docs/extending.md)."""
-    from safebeal.registry import all_registries
+    import importlib
 
-    regs = all_registries()
+    from safebeal.registry import registries
+
+    for name in REGISTRY_MODULES:
+        importlib.import_module(name)
+    regs = registries()
     if kind is not None:
         regs = [r for r in regs if r.kind == kind]
         if not regs:
-            raise SafebealError(f"unknown plugin kind {kind!r}; known: {', '.join(r.kind for r in all_registries())}")
+            raise SafebealError(f"unknown plugin kind {kind!r}; known: {', '.join(r.kind for r in registries())}")
     rows = [{"kind": r.kind, "group": r.group, "name": e.name, "origin": e.origin, "help": e.help} for r in regs for e in r]
     if json_out:
         print(json.dumps(rows, indent=1))

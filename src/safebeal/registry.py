@@ -17,7 +17,8 @@ Where entries come from, in this order, on the first lookup (``get``, ``create``
 A plugin that fails to load is a :class:`RegistryError` naming the entry point and its distribution (raised on
 every lookup until it is fixed or uninstalled: never skipped); a plugin name that is already taken (by a
 built-in or another distribution) is a :class:`RegistryError` naming both. Each entry records its
-``origin``: ``"built-in"``, or the distribution (``"my-pkg 0.1"``) it came from; ``safebeal plugins`` lists them.
+``origin``: ``"built-in"``, the distribution (``"my-pkg 0.1"``) it came from, or ``"module X"`` for an entry
+registered by an imported module outside safebeal; ``safebeal plugins`` lists them.
 
     >>> from safebeal.registry import Registry
     >>> shapes = Registry("shape")
@@ -116,16 +117,6 @@ def parse_spec(spec: str) -> Tuple[str, Dict[str, Any]]:
 
 BUILT_IN = "built-in"
 
-#: the modules that define safebeal's registries; :func:`all_registries` imports them (a test checks that every
-#: ``Registry(...)`` in ``src/safebeal`` is in one of them)
-REGISTRY_MODULES = (
-    "safebeal.planners.planners",  # PLANNERS
-    "safebeal.planners.backends.base",  # BACKENDS
-    "safebeal.datasets.base",  # DATASETS
-    "safebeal.scene.sources",  # SCENE_SOURCES
-    "safebeal.align.mutations",  # MUTATIONS
-)
-
 _ALL: Dict[str, "Registry[Any]"] = {}
 
 
@@ -143,10 +134,9 @@ def entry_point_group(kind: str) -> str:
     return f"safebeal.{plural}"
 
 
-def all_registries() -> List["Registry[Any]"]:
-    """Every registry of safebeal (their modules imported), sorted by kind."""
-    for mod in REGISTRY_MODULES:
-        importlib.import_module(mod)
+def registries() -> List["Registry[Any]"]:
+    """Every registry made so far, sorted by kind (``safebeal.cli.REGISTRY_MODULES`` names the modules that make
+    safebeal's own; ``safebeal plugins`` imports them first)."""
     return [_ALL[k] for k in sorted(_ALL)]
 
 
