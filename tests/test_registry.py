@@ -232,3 +232,23 @@ def test_a_rules_plugin_that_fails_to_load_is_one_error_naming_it(site):
         SafetyDetector()
     assert str(err.value) == ("rules plugin entry point mine = toy_rules:PATHS (group safebeal.rules, distribution "
                               "toy-rules 0.4) failed to load: ImportError: no yaml here")
+
+
+def test_a_plugin_module_that_fails_half_way_leaves_nothing_registered(site):
+    reg = Registry("contraption")
+    write_distribution(site, "toy-half", "0.5", {"toy_half": '''
+        from safebeal.registry import _ALL
+
+        @_ALL["contraption"].register("half")
+        class Half:
+            pass
+
+        raise ValueError("the second half is missing")
+        '''}, {"safebeal.contraptions": {"half": "toy_half"}})
+    msg = ("contraption plugin entry point half = toy_half (group safebeal.contraptions, distribution toy-half 0.5) "
+           "failed to load: ValueError: the second half is missing")
+    for _ in range(2):  # the second lookup imports it again and fails the same way (not "already registered")
+        with pytest.raises(RegistryError) as err:
+            reg.names()
+        assert str(err.value) == msg
+    assert reg._entries == {}

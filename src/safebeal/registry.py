@@ -169,7 +169,8 @@ class Entry(Generic[T]):
     name: str
     factory: Callable[..., T]
     help: str = ""
-    #: where the entry comes from: ``"built-in"``, or the distribution (``"my-pkg 0.1"``) whose entry point added it
+    #: where the entry comes from: ``"built-in"`` (a module of safebeal), the distribution (``"my-pkg 0.1"``) whose
+    #: entry point added it, or ``"module X"`` (registered by an imported module outside safebeal)
     origin: str = BUILT_IN
 
 
@@ -215,12 +216,15 @@ class Registry(Generic[T]):
             dist = _distribution(ep)
             where = describe_entry_point(ep)
             had = self._entries.get(ep.name)
+            before = set(self._entries)
             self._origin = dist
             try:
                 obj = ep.load()
-            except RegistryError as exc:
-                raise RegistryError(f"{self.kind} plugin {where}: {exc}") from exc
             except Exception as exc:  # noqa: BLE001 - any failure of a third-party import is reported, not skipped
+                for name in set(self._entries) - before:  # what the failed import registered goes with it
+                    del self._entries[name]
+                if isinstance(exc, RegistryError):
+                    raise RegistryError(f"{self.kind} plugin {where}: {exc}") from exc
                 raise RegistryError(f"{self.kind} plugin {where} failed to load: {type(exc).__name__}: {exc}") from exc
             finally:
                 self._origin = BUILT_IN
