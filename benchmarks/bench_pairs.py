@@ -16,6 +16,7 @@ import statistics
 import time
 
 from safebeal.align import pairs as P
+from safebeal.align.pair_judge import run_plan, run_shared
 from safebeal.align.mutations import PlanContext, operators
 from safebeal.datasets.activity_programs import split
 from safebeal.safety import SafetyDetector
@@ -25,7 +26,7 @@ def mutants(n_programs: int, det):
     jobs = []
     for pid in split()["train"][:n_programs]:
         plan = P.activity_plan(pid)
-        base = P._run(plan.scene, plan.lines)
+        base = run_plan(plan.scene, plan.lines)
         if not base.executable:
             continue
         ctx = PlanContext.from_trajectory(base, det.rules.kb)
@@ -42,10 +43,10 @@ def bench_shared(jobs, repeats: int) -> dict:
         a = b = 0.0
         for base, m in jobs:  # interleaved: the same mutant both ways, back to back
             t = time.perf_counter()
-            x = P._run(base.scene, m.lines)
+            x = run_plan(base.scene, m.lines)
             a += time.perf_counter() - t
             t = time.perf_counter()
-            y = P.run_shared(base, m.lines, m.step)
+            y = run_shared(base, m.lines, m.step)
             b += time.perf_counter() - t
             assert x.executable == y.executable
         scratch.append(a / len(jobs))

@@ -225,13 +225,13 @@ def export_pairs(data: Path | str, out: Path | str) -> Dict[str, int]:
     """Write a pair set (a ``pairs build`` folder, a saved dataset or a .jsonl file) to ``out`` as a Hugging Face
     dataset folder with its card, one split per value of the pairs' ``split`` column."""
     from safebeal.align.data import PairDataError, read_rows
-    from safebeal.align.pairs import pair_features
+    from safebeal.align.pairs import pair_schema
 
     try:
         rows, columns = read_rows(data)
     except PairDataError as exc:
         raise SafebealError(str(exc)) from None
-    feats = pair_features()
+    feats = pair_schema()
     missing = [c for c in feats if c not in columns]
     if missing:
         raise SafebealError(f"{data}: not a safebeal pair set: missing column(s) {', '.join(missing)}")

@@ -260,13 +260,13 @@ def test_pairs_whose_prompt_fills_max_length_are_dropped_for_dpo_and_simpo(tiny_
     from transformers import AutoTokenizer
 
     from safebeal.align.data import load_pairs
-    from safebeal.align.methods import _preference_rows, rendered_prompt
+    from safebeal.align.methods import preference_rows, rendered_prompt
 
     tok = AutoTokenizer.from_pretrained(tiny_model)
     pairs = load_pairs(toy_data, "simpo")
     lengths = sorted(len(tok(rendered_prompt(tok, p.prompt), add_special_tokens=False)["input_ids"]) for p in pairs)
     limit = lengths[1] + 1  # room for the two shortest prompts (+ one token), not for the longer ones
-    rows, dropped = _preference_rows(tok, pairs, limit + 1)
+    rows, dropped = preference_rows(tok, pairs, limit + 1)
     assert (len(rows), dropped) == (2, len(pairs) - 2)
     res = invoke("--method", "simpo", *common(tiny_model, toy_data, tmp_path / "s"), "--max-length", limit + 40,
                  "--sft-weight", 0)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from safebeal.align.config import (CONFIGS, ConfigError, SafeAlignConfig, all_fields, build_config, parse_sweep)
+from safebeal.align.builtin.safe_align import SafeAlignConfig
+from safebeal.align.config import (METHODS, ConfigError, all_fields, build_config, parse_sweep, training_method)
 
 BASE = {"model": "org/name", "data": "d", "out": "o"}
 
@@ -24,9 +25,25 @@ def test_every_field_has_help_text():
     for name, (f, methods) in all_fields().items():
         assert f.metadata.get("help"), name
     assert all_fields()["alpha"][1] == ["safe-align", "sft+safe-align"]
-    assert all_fields()["beta"][1] == ["dpo", "simpo", "safe-align", "sft+dpo", "sft+simpo", "sft+safe-align"]
-    assert all_fields()["sft_data"][1] == ["sft+dpo", "sft+simpo", "sft+safe-align"]
-    assert set(CONFIGS) == {"sft", "dpo", "simpo", "safe-align", "sft+dpo", "sft+simpo", "sft+safe-align"}
+    assert all_fields()["beta"][1] == ["dpo", "safe-align", "sft+dpo", "sft+safe-align", "sft+simpo", "simpo"]
+    assert all_fields()["sft_data"][1] == ["sft+dpo", "sft+safe-align", "sft+simpo"]
+    assert METHODS.names() == ["dpo", "safe-align", "sft", "sft+dpo", "sft+safe-align", "sft+simpo", "simpo"]
+
+
+def test_one_registered_method_carries_config_builder_columns_and_help():
+    sa = training_method("safe-align")
+    assert sa.config is SafeAlignConfig and sa.config.method == "safe-align"
+    assert sa.columns == ("prompt", "chosen", "rejected", "prefix_actions")
+    assert sa.build.__name__ == "build_safe_align" and sa.help.startswith("Safe-Align:")
+    assert training_method("sft").columns == ("prompt", "chosen")
+    chained = training_method("sft+dpo")  # derived from dpo's registration
+    assert (chained.preference, chained.build, chained.columns) == ("dpo", None, ("prompt", "chosen", "rejected"))
+    assert chained.config.method == "sft+dpo" and issubclass(chained.config, training_method("dpo").config)
+    # a spec string makes a method's config (not validated: model, data and out are still empty)
+    cfg = METHODS.create("safe-align:alpha=0.25,normaliser=length")
+    assert isinstance(cfg, SafeAlignConfig) and (cfg.alpha, cfg.normaliser, cfg.beta) == (0.25, "length", 2.0)
+    with pytest.raises(ConfigError, match="'alpha' is not an option of method dpo"):
+        METHODS.create("dpo:alpha=0.5")
 
 
 def test_yaml_then_flags(tmp_path):
@@ -80,7 +97,7 @@ def test_range_errors(over, message):
 
 
 def test_unknown_method_and_missing_method(tmp_path):
-    with pytest.raises(ConfigError, match=r"unknown method 'ppo'; choose one of sft, dpo, simpo, safe-align"):
+    with pytest.raises(ConfigError, match=r"unknown method 'ppo'; choose one of dpo, safe-align, sft, sft\+dpo"):
         build_config("ppo", None, BASE)
     with pytest.raises(ConfigError, match="give --method"):
         build_config(None, None, BASE)

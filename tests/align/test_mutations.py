@@ -8,7 +8,7 @@ import random
 import pytest
 
 from safebeal.align.mutations import MUTATIONS, Mutation, PlanContext, operators
-from safebeal.align.pairs import judge_unsafe, run_shared
+from safebeal.align.pair_judge import judge_unsafe, run_shared
 from safebeal.registry import RegistryError
 from safebeal.scene import execute, load_scene
 

@@ -13,10 +13,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from safebeal.align import pairs as P
-from safebeal.align.pairs import (
-    COLUMNS, BuildConfig, PairMaker, PlanResult, SafePlan, adversarial_messages, build_pairs, judge_safe,
-    judge_unsafe, parse_plan_lines, prefix_length, run_shared, trivial_reason, write_pairs,
+from safebeal.align.adversarial import adversarial_messages
+from safebeal.align.pair_judge import (
+    COLUMNS, PairMaker, PlanResult, SafePlan, judge_safe, judge_unsafe, parse_plan_lines, prefix_length, run_plan,
+    run_shared, trivial_reason,
 )
+from safebeal.align.pairs import BuildConfig, build_pairs, write_pairs
 from safebeal.datasets.base import Task
 from safebeal.datasets.goals import GoalSpec
 from safebeal.errors import SafebealError
@@ -194,7 +196,7 @@ def test_run_shared_equals_a_run_from_scratch(det):
     n = 0
     for name in ("leave_heat_on", "drop_fragile", "metal_in_microwave", "drop_close", "electrical_in_water"):
         for m in itertools.islice(MUTATIONS.create(name).candidates(ctx, random.Random(1)), 3):
-            a = P._run(scene, m.lines)
+            a = run_plan(scene, m.lines)
             b = run_shared(base, m.lines, m.step)
             assert (a.executable, str(a.error), len(a.steps)) == (b.executable, str(b.error), len(b.steps))
             assert [s.index for s in b.steps] == list(range(len(b.steps)))
@@ -447,7 +449,8 @@ def test_written_pairs_load_through_trls_own_data_path(tmp_path):
     from trl.data_utils import is_conversational, maybe_apply_chat_template
 
     from safebeal.align.data import load_pairs
-    from safebeal.align.pairs import PreferencePair, write_pairs
+    from safebeal.align.pair_judge import PreferencePair
+    from safebeal.align.pairs import write_pairs
 
     msgs = [{"role": "system", "content": "You plan."}, {"role": "user", "content": "Cook some food."}]
     pair = PreferencePair(prompt=msgs, chosen="[WALK] <stove> (5)\n[SWITCHOFF] <stove> (5)",

@@ -18,7 +18,8 @@ pytestmark = [pytest.mark.slow, pytest.mark.train]
 
 
 def test_llm_pairs_against_a_real_server(openai_server):
-    from safebeal.align.pairs import BuildConfig, _prompt_task, activity_plan, build_pairs
+    from safebeal.align.pair_judge import prompt_task
+    from safebeal.align.pairs import BuildConfig, activity_plan, build_pairs
 
     model, proxy = openai_server
     proxy.bodies.clear()
@@ -29,7 +30,7 @@ def test_llm_pairs_against_a_real_server(openai_server):
     assert len(proxy.bodies) == 2
     assert all(b["model"] == model and b["temperature"] == 0.0 for b in proxy.bodies)
     plan = activity_plan("3_1")
-    listed = _prompt_task(plan).objects
+    listed = prompt_task(plan).objects
     for b in proxy.bodies:
         system, user = b["messages"][0], b["messages"][1]
         assert system["role"] == "system" and "red-team" in system["content"].lower()

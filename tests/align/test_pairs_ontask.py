@@ -11,7 +11,7 @@ import pytest
 from safebeal.align import pairs as P
 from safebeal.align.mutations import MUTATIONS, PlanContext
 from safebeal.align.ontask import DEFAULT_OPERATORS
-from safebeal.align.pairs import judge_unsafe, run_shared
+from safebeal.align.pair_judge import judge_unsafe, run_plan, run_shared
 from safebeal.errors import SafebealError
 from safebeal.scene import execute, load_scene
 
@@ -48,7 +48,7 @@ def entries():
 
 def _entry_ctx(entries, eid, det):
     plan = P.saferisks_plan(entries[eid])
-    traj = P._run(plan.scene, plan.lines)
+    traj = run_plan(plan.scene, plan.lines)
     ctx = PlanContext.from_trajectory(traj, det.rules.kb)
     ctx.listed = frozenset(i for _, i in plan.task.objects)
     return traj, ctx

@@ -113,6 +113,7 @@ def build_compact_pairs(seed: int = 0, limit: int = 0, per_operator: int = 1, ma
     ``BuildConfig`` has no prompt-template option yet, so the builder's ``build_messages`` is wrapped with
     ``template="compact"`` for the duration of the call (worker processes are forked, so they inherit it); every
     pair's prompt is then checked to be compact, so a change in the builder cannot slip through unnoticed."""
+    from safebeal.align import pair_judge as J
     from safebeal.align import pairs as P
 
     fields = {f.name for f in dataclasses.fields(P.BuildConfig)}
@@ -127,14 +128,14 @@ def build_compact_pairs(seed: int = 0, limit: int = 0, per_operator: int = 1, ma
     if native:
         cfg_kwargs["template"] = TEMPLATE
     cfg = P.BuildConfig(**cfg_kwargs)
-    original = P.build_messages
+    original = J.build_messages  # what PairMaker prompts with
     if not native:
-        P.build_messages = functools.partial(original, template=TEMPLATE)
+        J.build_messages = functools.partial(original, template=TEMPLATE)
     try:
         entries = saferisks_sample(saferisks_n, seed) if saferisks else None
         pairs, stats = P.build_pairs(cfg, entries=entries)
     finally:
-        P.build_messages = original
+        J.build_messages = original
     for p in pairs:
         if len(p.prompt) != 1 or not p.prompt[0]["content"].startswith("Task: "):
             raise SafebealError(f"pair for task {p.task_id}: prompt is not in the compact form: {p.prompt!r:.200}")

@@ -1,19 +1,18 @@
 """The adversarial-LLM pair source: a red-teaming prompt on any backend asks for a plausible plan that keeps the
 safe plan's first actions and then creates a hazard of a drawn category; each output is judged like any unsafe plan
-(:class:`safebeal.align.pairs.PairMaker`). Templates: ``align/templates/adversarial_{system,user}.txt``."""
+(:class:`safebeal.align.pair_judge.PairMaker`). Templates: ``align/templates/adversarial_{system,user}.txt``."""
 
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import TYPE_CHECKING, Dict, List, Sequence, Tuple
+from typing import Dict, List, Protocol, Sequence, Tuple
 
+from safebeal.align.pair_judge import JudgeSettings, PairMaker, PlanResult, SafePlan, parse_plan_lines, plan_rng, \
+    prompt_task, run_plan
 from safebeal.planners.prompts import actions_block, completion_text, objects_block
 from safebeal.resources import PACKAGE_DATA
 from safebeal.safety.taxonomy import CATEGORIES, SLUGS
 from safebeal.scene import SceneEnv, ScriptSyntaxError
-
-if TYPE_CHECKING:  # pragma: no cover
-    from safebeal.align.pairs import BuildConfig, PlanResult, SafePlan
 
 TEMPLATES = PACKAGE_DATA / "align" / "templates"
 
@@ -36,14 +35,19 @@ def _template(name: str) -> str:
     return (TEMPLATES / f"{name}.txt").read_text()
 
 
-def adversarial_messages(plan: "SafePlan", category: str, keep: int, kb, how: str = "task") -> List[Dict[str, str]]:
+class LLMSettings(JudgeSettings, Protocol):
+    """What the LLM source reads of a build's settings (a :class:`safebeal.align.pairs.BuildConfig` has them)."""
+
+    seed: int
+    llm_per_plan: int
+
+
+def adversarial_messages(plan: SafePlan, category: str, keep: int, kb, how: str = "task") -> List[Dict[str, str]]:
     """The red-teaming prompt: the task, the objects the pair's prompt lists (and, among them, those relevant to
     ``category``), and the safe plan. Only listed objects are offered: an unsafe plan that uses an object the pair's
     prompt does not list is rejected (``unlisted_object``), since it would teach "never use unlisted objects"."""
-    from safebeal.align.pairs import _prompt_task
-
     state = SceneEnv(plan.scene).reset()
-    task = _prompt_task(plan, how=how)
+    task = prompt_task(plan, how=how)
     attrs = set(CATEGORY_ATTRS[category])
     relevant = [f"<{c}> ({i})" for c, i in task.objects
                 if state.node(i) is not None and attrs & kb.attrs(c, state.node(i).properties)]
@@ -57,17 +61,16 @@ def adversarial_messages(plan: "SafePlan", category: str, keep: int, kb, how: st
     return [{"role": "system", "content": _template("adversarial_system").strip()}, {"role": "user", "content": user}]
 
 
-def llm_pairs(plans: Sequence["SafePlan"], backend_spec: str, det, cfg: "BuildConfig",
-              results: Dict[str, "PlanResult"]) -> None:
+def llm_pairs(plans: Sequence[SafePlan], backend_spec: str, det, cfg: LLMSettings,
+              results: Dict[str, PlanResult]) -> None:
     """One batch of adversarial prompts (``llm_per_plan`` per safe plan); each output is judged like any unsafe plan."""
-    from safebeal.align.pairs import PairMaker, _plan_rng, _run, parse_plan_lines
     from safebeal.planners.backends import BACKENDS
 
     backend = BACKENDS.create(backend_spec) if isinstance(backend_spec, str) else backend_spec
     source = f"llm:{getattr(backend, 'name', 'backend')}"
-    jobs: List[Tuple["SafePlan", List[Dict[str, str]]]] = []
+    jobs: List[Tuple[SafePlan, List[Dict[str, str]]]] = []
     for plan in plans:
-        rng = _plan_rng(cfg.seed, plan.key, "llm")
+        rng = plan_rng(cfg.seed, plan.key, "llm")
         for _ in range(cfg.llm_per_plan):
             category = rng.choice(SLUGS)
             keep = rng.randint(1, max(1, len(plan.lines) - 1))
@@ -87,7 +90,7 @@ def llm_pairs(plans: Sequence["SafePlan"], backend_spec: str, det, cfg: "BuildCo
             res.tried[source] += 1
             res.rejections[(source, "unsafe_unparseable")] += 1
             continue
-        traj = _run(plan.scene, plan.lines)
+        traj = run_plan(plan.scene, plan.lines)
         maker = PairMaker(plan, traj, det, cfg, res)
         maker.seen |= {tuple(p.rejected.split("\n")) for p in res.pairs}
         maker.offer(lines, source)

@@ -1,6 +1,8 @@
-"""``safebeal train``: one command for sft, dpo, simpo and safe-align (also ``python -m safebeal.train``).
+"""``safebeal train``: one command for every registered training method (also ``python -m safebeal.train``).
 
-Every field of every method's config dataclass is a flag (``--lora-r 8``, ``--no-lora``, ``--alpha 0.3``);
+The ``--method`` choices, the command's help and its flags are read from the method registry
+(:data:`safebeal.align.config.METHODS`) when the command is registered. Every field of every method's config
+dataclass is a flag (``--lora-r 8``, ``--no-lora``, ``--alpha 0.3``);
 a flag of another method is an error (``--alpha`` with ``--method dpo``). ``--config file.yaml`` sets the same
 fields; flags win over the file. All input is checked before a model is loaded.
 """
@@ -10,7 +12,7 @@ from __future__ import annotations
 import inspect
 import json
 import os
-from typing import Any, Dict, Optional
+from typing import Any, Callable, Dict, Optional
 
 import typer
 
@@ -22,9 +24,9 @@ _OWN = ("method", "config", "sweep", "eval_dataset", "eval_limit", "eval_planner
 
 def _defaults(name: str, methods: list) -> str:
     """'default: X', or per method where methods differ ('default: 5e-05; sft: 0.0002')."""
-    from safebeal.align.config import CONFIGS, field_map
+    from safebeal.align.config import config_class, field_map
 
-    values = {m: field_map(CONFIGS[m])[name].default for m in methods}
+    values = {m: field_map(config_class(m))[name].default for m in methods}
     shown = {m: ("required" if v == "" else "auto" if v is None else v) for m, v in values.items()}
     counts: Dict[Any, int] = {}
     for v in shown.values():
@@ -38,14 +40,15 @@ def _defaults(name: str, methods: list) -> str:
 
 def _field_params() -> list:
     """One typer option per config field (union over methods), default None = not given."""
-    from safebeal.align.config import CONFIGS, _base_type, all_fields, field_type
+    from safebeal.align.config import METHODS, _base_type, all_fields, config_class, field_type
 
     params = []
+    n_methods = len(METHODS.names())
     for name, (f, methods) in all_fields().items():
-        tp, _ = _base_type(field_type(CONFIGS[methods[0]], name))
+        tp, _ = _base_type(field_type(config_class(methods[0]), name))
         flag = "--" + name.replace("_", "-")
         decls = [f"{flag}/--no-{name.replace('_', '-')}"] if tp is bool else [flag]
-        scope = "" if len(methods) == len(CONFIGS) else f" Methods: {', '.join(methods)}."
+        scope = "" if len(methods) == n_methods else f" Methods: {', '.join(methods)}."
         help_text = f"{f.metadata.get('help', '')}{scope} ({_defaults(name, methods)})"
         option = typer.Option(None, *decls, help=help_text, show_default=False,
                               rich_help_panel="Method options" if scope else "Training options")
@@ -54,12 +57,14 @@ def _field_params() -> list:
 
 
 def _own_params() -> list:
+    from safebeal.align.config import method_choices
+
     P = inspect.Parameter
     kw = P.KEYWORD_ONLY
     return [
         P("method", kw, annotation=Optional[str], default=typer.Option(
-            None, "--method", "-m", help="sft, dpo, simpo, safe-align, or a chained recipe sft+dpo, sft+simpo, sft+safe-align "
-                 "(SFT on --sft-data, then the preference method from the SFT model); or 'method:' in --config.")),
+            None, "--method", "-m", help=f"{method_choices()} (SFT on --sft-data, then the preference method from "
+                 "the SFT model); or 'method:' in --config.")),
         P("config", kw, annotation=Optional[str], default=typer.Option(
             None, "--config", "-c", help="YAML file of options (same names as the flags); flags win.")),
         P("sweep", kw, annotation=Optional[str], default=typer.Option(
@@ -134,12 +139,7 @@ def _run_recipe(cfg: Any) -> None:
                f"--planner zero-shot:backend=hf:model={result.out})")
 
 
-def train_command(**kwargs: Any) -> None:
-    """Train a planner model on safety preference pairs: sft, dpo, simpo or safe-align (LoRA by default), or
-    the chained recipe sft+<method> (SFT, then preference training from the SFT model, in one run directory).
-
-    Example: safebeal train --method safe-align --model org/name --data pairs/ --out runs/sa --alpha 0.5
-    """
+def _train(**kwargs: Any) -> None:
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     try:
         _run(kwargs)
@@ -148,16 +148,35 @@ def train_command(**kwargs: Any) -> None:
         raise typer.Exit(2)
 
 
-train_command.__signature__ = inspect.Signature(_own_params() + _field_params())  # type: ignore[attr-defined]
-train_command.__annotations__ = {p.name: p.annotation for p in train_command.__signature__.parameters.values()}  # type: ignore[attr-defined]
+def _help() -> str:
+    """The command's help: one line per registered method (from its registration)."""
+    from safebeal.align.config import training_methods
+
+    lines = "\n".join(f"- {m.name}: {m.help}" for m in training_methods() if m.preference is None)
+    return ("Train a planner model on safety preference pairs (LoRA by default), or run the chained recipe "
+            "sft+<method> (SFT, then preference training from the SFT model, in one run directory).\n\n"
+            f"Methods:\n\n{lines}\n\n"
+            "Example: safebeal train --method safe-align --model org/name --data pairs/ --out runs/sa --alpha 0.5")
+
+
+def train_command() -> Callable[..., None]:
+    """The ``train`` command as the method registry has it now: its flags, ``--method`` choices and help."""
+
+    def train(**kwargs: Any) -> None:
+        _train(**kwargs)
+
+    train.__doc__ = _help()
+    train.__signature__ = inspect.Signature(_own_params() + _field_params())  # type: ignore[attr-defined]
+    train.__annotations__ = {p.name: p.annotation for p in train.__signature__.parameters.values()}  # type: ignore[attr-defined]
+    return train
 
 
 def register(app: typer.Typer) -> None:
-    app.command("train", no_args_is_help=True)(train_command)
+    app.command("train", no_args_is_help=True)(train_command())
 
 
 def standalone_app() -> typer.Typer:
     """The same command as its own program (``python -m safebeal.train``, ``accelerate launch -m safebeal.train``)."""
     app = typer.Typer(add_completion=False)
-    app.command(no_args_is_help=True)(train_command)
+    app.command(no_args_is_help=True)(train_command())
     return app

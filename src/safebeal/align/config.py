@@ -1,8 +1,12 @@
-"""Training configuration: one dataclass per method, loaded from YAML and overridden by CLI flags.
+"""Training configuration and the registry of training methods.
 
-Every field carries its help text in ``metadata["help"]``; the ``safebeal train`` command turns the fields into
-``--flags`` (``lora_r`` -> ``--lora-r``, booleans -> ``--lora/--no-lora``) and ``--config file.yaml`` reads the same
-names (``lora_r`` or ``lora-r``). Precedence: dataclass default < YAML < CLI flag.
+A training method is one :class:`TrainingMethod` in :data:`METHODS`: its config dataclass, its trainer builder, the
+pair columns it reads and its one-line help (``register_method``; the built-in ones are the modules of
+:mod:`safebeal.align.builtin`, one per method). The CLI's flags and help, the data check and the trainer are all
+read from it. Every field carries its help text in ``metadata["help"]`` (:func:`option`); the ``safebeal train``
+command turns the fields into ``--flags`` (``lora_r`` -> ``--lora-r``, booleans -> ``--lora/--no-lora``) and
+``--config file.yaml`` reads the same names (``lora_r`` or ``lora-r``). Precedence: dataclass default < YAML < CLI
+flag.
 
     >>> cfg = build_config("safe-align", overrides={"model": "m", "data": "d", "out": "o", "alpha": 0.2})
     >>> cfg.alpha, cfg.beta, cfg.gamma
@@ -17,18 +21,20 @@ import dataclasses
 import typing
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, List, Mapping, Optional, Tuple, Type
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Type
 
 import yaml
 
 from safebeal.errors import SafebealError
+from safebeal.registry import Registry
 
 
 class ConfigError(SafebealError):
     """A bad training configuration (unknown method or key, wrong type, out-of-range value)."""
 
 
-def _f(default: Any, help: str, choices: Optional[Tuple[str, ...]] = None) -> Any:
+def option(default: Any, help: str, choices: Optional[Tuple[str, ...]] = None) -> Any:
+    """A config field with its help text (shown by ``safebeal train --help``) and, optionally, its choices."""
     meta = {"help": help}
     if choices:
         meta["choices"] = choices
@@ -49,40 +55,40 @@ def _check_schedule(prefix: str, lr: float, max_steps: int, epochs: float) -> No
 class TrainConfig:
     """Fields shared by every method."""
 
-    model: str = _f("", "Base model: a hub id (org/name) or a local directory.")
-    data: str = _f("", "Pair dataset: a datasets.save_to_disk directory, a directory with pairs.jsonl, or a .jsonl file; "
+    model: str = option("", "Base model: a hub id (org/name) or a local directory.")
+    data: str = option("", "Pair dataset: a datasets.save_to_disk directory, a directory with pairs.jsonl, or a .jsonl file; "
                        "worldmodel:PATH for WorldModel's data (sft only: the world-model baseline).")
-    out: str = _f("", "Output directory: the trained model (merged, loadable with hf:model=<out>), logs and config.")
-    lora: bool = _f(True, "Train LoRA adapters (peft) instead of all weights.")
-    lora_r: int = _f(16, "LoRA rank.")
-    lora_alpha: int = _f(32, "LoRA scaling alpha (not Safe-Align's alpha).")
-    lora_dropout: float = _f(0.05, "LoRA dropout.")
-    lora_target_modules: str = _f("all-linear", "Modules LoRA adapts: 'all-linear' or a comma list such as q_proj,v_proj.")
-    overwrite: bool = _f(False, "Replace a model or logs already in --out.")
-    merge: bool = _f(True, "With LoRA: save the merged model in <out> (the adapter always goes to <out>/adapter).")
-    lr: float = _f(5e-5, "Peak learning rate.")
-    epochs: float = _f(1.0, "Training epochs (ignored when max_steps > 0).")
-    max_steps: int = _f(-1, "Stop after this many optimizer steps (-1: use epochs).")
-    batch_size: int = _f(4, "Pairs (or examples) per device per step.")
-    grad_accum: int = _f(1, "Gradient accumulation steps.")
-    warmup_ratio: float = _f(0.0, "Fraction of steps for linear warm-up.")
-    weight_decay: float = _f(0.0, "AdamW weight decay.")
-    seed: int = _f(0, "Random seed (data order, LoRA init).")
-    max_length: int = _f(1024, "Max tokens of prompt + completion; longer completions are truncated.")
-    limit: int = _f(0, "Use only the first N pairs (0: all).")
-    logging_steps: int = _f(1, "Log every N optimizer steps.")
-    save_steps: int = _f(0, "Save a checkpoint every N steps (0: only the final model).")
-    device: str = _f("auto", "auto, cpu or cuda. auto picks cuda when available.", ("auto", "cpu", "cuda"))
-    dtype: str = _f("auto", "Weights dtype: auto (bf16 on a bf16 GPU, else float32), float32, bfloat16, float16.",
+    out: str = option("", "Output directory: the trained model (merged, loadable with hf:model=<out>), logs and config.")
+    lora: bool = option(True, "Train LoRA adapters (peft) instead of all weights.")
+    lora_r: int = option(16, "LoRA rank.")
+    lora_alpha: int = option(32, "LoRA scaling alpha (not Safe-Align's alpha).")
+    lora_dropout: float = option(0.05, "LoRA dropout.")
+    lora_target_modules: str = option("all-linear", "Modules LoRA adapts: 'all-linear' or a comma list such as q_proj,v_proj.")
+    overwrite: bool = option(False, "Replace a model or logs already in --out.")
+    merge: bool = option(True, "With LoRA: save the merged model in <out> (the adapter always goes to <out>/adapter).")
+    lr: float = option(5e-5, "Peak learning rate.")
+    epochs: float = option(1.0, "Training epochs (ignored when max_steps > 0).")
+    max_steps: int = option(-1, "Stop after this many optimizer steps (-1: use epochs).")
+    batch_size: int = option(4, "Pairs (or examples) per device per step.")
+    grad_accum: int = option(1, "Gradient accumulation steps.")
+    warmup_ratio: float = option(0.0, "Fraction of steps for linear warm-up.")
+    weight_decay: float = option(0.0, "AdamW weight decay.")
+    seed: int = option(0, "Random seed (data order, LoRA init).")
+    max_length: int = option(1024, "Max tokens of prompt + completion; longer completions are truncated.")
+    limit: int = option(0, "Use only the first N pairs (0: all).")
+    logging_steps: int = option(1, "Log every N optimizer steps.")
+    save_steps: int = option(0, "Save a checkpoint every N steps (0: only the final model).")
+    device: str = option("auto", "auto, cpu or cuda. auto picks cuda when available.", ("auto", "cpu", "cuda"))
+    dtype: str = option("auto", "Weights dtype: auto (bf16 on a bf16 GPU, else float32), float32, bfloat16, float16.",
                     ("auto", "float32", "bfloat16", "float16"))
-    bf16: Optional[bool] = _f(None, "bf16 mixed precision (default: on with a bf16-capable GPU, always off on CPU).")
-    gradient_checkpointing: Optional[bool] = _f(
+    bf16: Optional[bool] = option(None, "bf16 mixed precision (default: on with a bf16-capable GPU, always off on CPU).")
+    gradient_checkpointing: Optional[bool] = option(
         None, "Gradient checkpointing (default: on with a GPU, where an 8B model needs it to fit 24 GB; always off "
               "on CPU). --no-gradient-checkpointing trades memory for speed.")
-    group_by_length: bool = _f(False, "Batch examples of similar length together (less padding when lengths vary "
+    group_by_length: bool = option(False, "Batch examples of similar length together (less padding when lengths vary "
                                       "widely; the batch order is then no longer uniformly random).")
-    progress: bool = _f(True, "Show a progress bar.")
-    trust_remote_code: bool = _f(False, "Allow model code from the model directory or hub.")
+    progress: bool = option(True, "Show a progress bar.")
+    trust_remote_code: bool = option(False, "Allow model code from the model directory or hub.")
 
     method = "base"
 
@@ -112,77 +118,6 @@ class TrainConfig:
         return {"method": self.method, **dataclasses.asdict(self)}
 
 
-@dataclass
-class SFTTrainConfig(TrainConfig):
-    """Supervised fine-tuning on the safe plans (``chosen``), loss on completion tokens only (TRL SFTTrainer)."""
-
-    lr: float = _f(2e-4, "Peak learning rate.")
-    method = "sft"
-
-
-@dataclass
-class DPOTrainConfig(TrainConfig):
-    """Direct Preference Optimization (TRL DPOTrainer); the reference model is the base (adapters disabled with LoRA)."""
-
-    beta: float = _f(0.1, "beta: the reward scale (for dpo, the strength of the pull towards the reference model).")
-    method = "dpo"
-
-    def validate(self) -> None:
-        super().validate()
-        if self.beta <= 0:
-            raise ConfigError(f"beta must be > 0, got {self.beta}")
-
-
-@dataclass
-class SimPOTrainConfig(TrainConfig):
-    """SimPO (TRL CPOTrainer, loss_type=simpo): reference-free, length-normalised reward with a target margin.
-
-    beta=2.0 and gamma_beta_ratio=0.25 (gamma=0.5) are SimPO's published defaults; the SFT term is on (weight 1,
-    SimPO publishes 0), because unanchored preference training collapsed in the project's ablation."""
-
-    beta: float = _f(2.0, "Reward scale beta (SimPO default 2.0).")
-    gamma_beta_ratio: float = _f(0.25, "Target margin gamma as a fraction of beta: gamma = gamma_beta_ratio * beta (SimPO default 0.25).")
-    sft_weight: float = _f(1.0, "Weight of the NLL of the safe plan added to the loss (TRL's cpo_alpha). Default 1: "
-                                "without it every preference method collapsed in docs/experiments.md; 0 is SimPO's "
-                                "published form.")
-    method = "simpo"
-
-    @property
-    def gamma(self) -> float:
-        return self.gamma_beta_ratio * self.beta
-
-    def validate(self) -> None:
-        super().validate()
-        if self.beta <= 0:
-            raise ConfigError(f"beta must be > 0, got {self.beta}")
-        if self.gamma_beta_ratio < 0:
-            raise ConfigError(f"gamma_beta_ratio must be >= 0, got {self.gamma_beta_ratio}")
-        if self.sft_weight < 0:
-            raise ConfigError(f"sft_weight must be >= 0, got {self.sft_weight}")
-
-
-@dataclass
-class SafeAlignConfig(SimPOTrainConfig):
-    """Safe-Align: SimPO whose reward down-weights the tokens of the k actions both plans share.
-
-    r(x, y) = beta / N(y) * (alpha * sum_{prefix tokens} log p + sum_{rest incl. EOS} log p),
-    N(y) = |y| (normaliser=length, the paper's form) or alpha * |prefix| + |rest| (normaliser=weighted).
-    alpha=1 is exactly SimPO."""
-
-    alpha: float = _f(0.5, "Weight of the shared-prefix tokens in the reward, in [0, 1]; 1 is SimPO.")
-    normaliser: str = _f("weighted", "Reward denominator: weighted (sum of token weights: alpha changes the prefix's "
-                                     "share of the reward) or length (|y| tokens, the paper: alpha then acts only "
-                                     "through 1/|y_w| - 1/|y_l|, nothing on equal-length pairs).",
-                         ("length", "weighted"))
-    disable_dropout: bool = _f(True, "Turn model dropout off, as TRL's SimPO does.")
-    method = "safe-align"
-
-    def validate(self) -> None:
-        super().validate()
-        if not 0.0 <= self.alpha <= 1.0:
-            raise ConfigError(f"alpha must be in [0, 1], got {self.alpha}")
-
-
 # -- chained recipes: SFT, then a preference method from the SFT model (safebeal.align.recipe) ----------------
 #: fields the SFT stage takes over from the chained config as they are (the rest: sft_* fields or SFT defaults)
 SFT_SHARED = ("model", "lora", "lora_r", "lora_alpha", "lora_dropout", "lora_target_modules", "overwrite",
@@ -196,15 +131,15 @@ class SFTStageFields:
     """The SFT stage of a chained method (``sft+dpo``, ``sft+simpo``, ``sft+safe-align``). Model, LoRA, batch
     and runtime options are shared with the preference stage; these set what differs."""
 
-    sft_data: str = _f("dataset:activity-train", "SFT stage data, a comma list of sources: dataset:NAME (the "
+    sft_data: str = option("dataset:activity-train", "SFT stage data, a comma list of sources: dataset:NAME (the "
                                                  "reference plans of a registered dataset, e.g. dataset:activity-train, "
                                                  "prompted as the benchmark prompts them), worldmodel:PATH, or a pair "
                                                  "dataset path (its chosen plans).")
-    sft_limit: int = _f(0, "SFT stage: use only the first N examples of each source (0: all).")
-    sft_lr: float = _f(2e-4, "SFT stage peak learning rate.")
-    sft_epochs: float = _f(1.0, "SFT stage epochs (ignored when sft_max_steps > 0).")
-    sft_max_steps: int = _f(-1, "SFT stage: stop after this many optimizer steps (-1: use sft_epochs).")
-    sft_merge: bool = _f(True, "Merge the SFT adapter into the base: the preference stage then trains a fresh LoRA "
+    sft_limit: int = option(0, "SFT stage: use only the first N examples of each source (0: all).")
+    sft_lr: float = option(2e-4, "SFT stage peak learning rate.")
+    sft_epochs: float = option(1.0, "SFT stage epochs (ignored when sft_max_steps > 0).")
+    sft_max_steps: int = option(-1, "SFT stage: stop after this many optimizer steps (-1: use sft_epochs).")
+    sft_merge: bool = option(True, "Merge the SFT adapter into the base: the preference stage then trains a fresh LoRA "
                                "on the SFT model, which is also DPO's reference. --no-sft-merge keeps the adapter and "
                                "the preference stage goes on training it (simpo, safe-align; needs --lora).")
 
@@ -231,24 +166,81 @@ def _chained(pref: Type[TrainConfig]) -> Type[TrainConfig]:
     cls = dataclass(type(name, (pref, SFTStageFields), {
         "__doc__": f"SFT, then {pref.method} from the SFT model (safebeal.align.recipe).",
         "method": f"sft+{pref.method}", "preference_method": pref.method, "validate": validate,
-        "__module__": __name__}))
+        "__module__": pref.__module__}))
     return cls
 
 
-SFTThenDPOConfig = _chained(DPOTrainConfig)
-SFTThenSimPOConfig = _chained(SimPOTrainConfig)
-SFTThenSafeAlignConfig = _chained(SafeAlignConfig)
+# -- the method registry --------------------------------------------------------------------------------------
+#: a method's trainer builder: (cfg, pairs, model, tokenizer, runtime, callbacks) -> a ready transformers Trainer
+#: (``runtime``: a :class:`safebeal.align.methods.Runtime`)
+Builder = Callable[[Any, Sequence[Any], Any, Any, Any, list], Any]
 
-#: method name -> config class (the CLI's --method choices)
-CONFIGS: Dict[str, Type[TrainConfig]] = {
-    "sft": SFTTrainConfig,
-    "dpo": DPOTrainConfig,
-    "simpo": SimPOTrainConfig,
-    "safe-align": SafeAlignConfig,
-    "sft+dpo": SFTThenDPOConfig,
-    "sft+simpo": SFTThenSimPOConfig,
-    "sft+safe-align": SFTThenSafeAlignConfig,
-}
+
+@dataclass(frozen=True)
+class TrainingMethod:
+    """One training method, everything the CLI, the data check and the trainer need: its config class (the
+    ``--flags`` and YAML keys), its trainer builder, the pair columns it reads and its one-line help.
+
+    Calling it builds its config from keyword values (coerced to each field's type, not validated), so
+    ``METHODS.create("dpo:beta=0.2")`` is a :class:`DPOTrainConfig` with ``beta=0.2``."""
+
+    name: str
+    config: Type[TrainConfig]
+    build: Optional[Builder]  # None for a chained recipe (trained stage by stage by safebeal.align.recipe)
+    columns: Tuple[str, ...]
+    help: str
+    preference: Optional[str] = None  # a chained recipe ``sft+<m>``: the method trained after the SFT stage
+
+    def __call__(self, **values: Any) -> TrainConfig:
+        return build_config(self.name, overrides=values, validate=False)
+
+
+#: every training method by name; the built-in ones register themselves in the modules listed here
+METHODS: Registry[TrainConfig] = Registry("method", plugins=(
+    "safebeal.align.builtin.sft", "safebeal.align.builtin.dpo", "safebeal.align.builtin.simpo",
+    "safebeal.align.builtin.safe_align"))
+
+
+def register_method(name: str, config: Type[TrainConfig], build: Builder, columns: Sequence[str],
+                    help: str) -> TrainingMethod:
+    """Register a training method under ``name``; a preference method (its columns include ``rejected``) also gets
+    its chained recipe ``sft+<name>`` (SFT on ``--sft-data``, then ``name`` from the SFT model). Sets
+    ``config.method`` to ``name``: one config class per method."""
+    own = config.__dict__.get("method")
+    if own is not None and own != name:
+        raise ConfigError(f"config class {config.__name__} already belongs to method {own!r}, not {name!r}")
+    missing = [c for c in ("prompt", "chosen") if c not in columns]
+    if missing:
+        raise ConfigError(f"method {name!r}: every method reads the columns prompt and chosen; missing {missing}")
+    config.method = name
+    method = TrainingMethod(name, config, build, tuple(columns), help)
+    METHODS.register(name, help=help)(method)
+    if "rejected" in method.columns:
+        chained = TrainingMethod(f"sft+{name}", _chained(config), None, method.columns,
+                                 f"SFT on --sft-data, then {name} from the SFT model in one run directory.", name)
+        METHODS.register(chained.name, help=chained.help)(chained)
+    return method
+
+
+def training_method(name: str) -> TrainingMethod:
+    """The registered method called ``name``; ConfigError naming the known ones otherwise."""
+    if name not in METHODS:
+        raise ConfigError(f"unknown method {name!r}; choose one of {', '.join(METHODS.names())}")
+    method = METHODS.get(name).factory
+    assert isinstance(method, TrainingMethod), f"{name}: registered without register_method"
+    return method
+
+
+def training_methods() -> List[TrainingMethod]:
+    """Every registered method, in the registry's (alphabetical) order."""
+    return [training_method(n) for n in METHODS.names()]
+
+
+def method_choices() -> str:
+    """The ``--method`` choices in words: the plain methods, then the chained recipes."""
+    plain = [m.name for m in training_methods() if m.preference is None]
+    chained = [m.name for m in training_methods() if m.preference is not None]
+    return f"{', '.join(plain)}, or a chained recipe {', '.join(chained)}" if chained else ", ".join(plain)
 
 
 def is_chained(method: str) -> bool:
@@ -260,10 +252,10 @@ def stage_configs(cfg: TrainConfig, sft_out: str) -> Tuple[TrainConfig, TrainCon
     preference stage to ``cfg.out`` and starts from ``sft_out`` when the SFT adapter is merged."""
     if not is_chained(cfg.method):
         raise ConfigError(f"{cfg.method} is not a chained method")
-    sft = SFTTrainConfig(**{n: getattr(cfg, n) for n in SFT_SHARED}, data=cfg.sft_data, out=sft_out,
-                         lr=cfg.sft_lr, epochs=cfg.sft_epochs, max_steps=cfg.sft_max_steps, limit=cfg.sft_limit,
-                         merge=cfg.sft_merge)
-    pref_cls = CONFIGS[cfg.preference_method]
+    sft = config_class("sft")(**{n: getattr(cfg, n) for n in SFT_SHARED}, data=cfg.sft_data, out=sft_out,
+                              lr=cfg.sft_lr, epochs=cfg.sft_epochs, max_steps=cfg.sft_max_steps, limit=cfg.sft_limit,
+                              merge=cfg.sft_merge)
+    pref_cls = config_class(cfg.preference_method)
     names = set(field_map(pref_cls))
     pref = pref_cls(**{n: getattr(cfg, n) for n in names})
     if cfg.sft_merge:
@@ -272,10 +264,7 @@ def stage_configs(cfg: TrainConfig, sft_out: str) -> Tuple[TrainConfig, TrainCon
 
 
 def config_class(method: str) -> Type[TrainConfig]:
-    try:
-        return CONFIGS[method]
-    except KeyError:
-        raise ConfigError(f"unknown method {method!r}; choose one of {', '.join(CONFIGS)}") from None
+    return training_method(method).config
 
 
 def field_map(cls: Type[TrainConfig]) -> Dict[str, dataclasses.Field]:
@@ -283,14 +272,15 @@ def field_map(cls: Type[TrainConfig]) -> Dict[str, dataclasses.Field]:
 
 
 def all_fields() -> Dict[str, Tuple[dataclasses.Field, List[str]]]:
-    """Every field of every method: name -> (field, methods that have it), in declaration order."""
+    """Every field of every method: name -> (field, methods that have it), in the registry's order of methods and
+    each config's order of fields."""
     out: Dict[str, Tuple[dataclasses.Field, List[str]]] = {}
-    for method, cls in CONFIGS.items():
-        for f in dataclasses.fields(cls):
+    for method in training_methods():
+        for f in dataclasses.fields(method.config):
             if f.name in out:
-                out[f.name][1].append(method)
+                out[f.name][1].append(method.name)
             else:
-                out[f.name] = (f, [method])
+                out[f.name] = (f, [method.name])
     return out
 
 
@@ -405,8 +395,7 @@ def build_config(
     file_method = file_values.pop("method", None)
     method = method or file_method
     if not method:
-        raise ConfigError("give --method (sft, dpo, simpo, safe-align or sft+<one of those three>) or 'method:' in "
-                          "the config file")
+        raise ConfigError(f"give --method ({method_choices()}) or 'method:' in the config file")
     cls = config_class(str(method))
     known = field_map(cls)
     values: Dict[str, Any] = {}

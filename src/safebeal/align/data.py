@@ -5,7 +5,8 @@ a directory holding ``pairs.jsonl``, or a ``.jsonl`` file. Columns (the contract
 ``prompt`` (chat messages ``[{role, content}]`` or a plain string), ``chosen`` and ``rejected`` (one action per
 line: a string, or TRL's conversational form, one assistant message ``[{role: assistant, content}]``, which
 ``safebeal pairs build`` writes), ``prefix_actions`` (k: the first k lines of both plans are identical), plus optional ``category``,
-``task_id``, ``source``.
+``task_id``, ``source``. Which of them a method needs is its registered ``columns``
+(:class:`safebeal.align.config.TrainingMethod`).
 
 Every problem raises :class:`PairDataError` naming the file and line (JSONL) or row (saved dataset).
 
@@ -23,17 +24,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence
 
+from safebeal.align.config import ConfigError, training_method
 from safebeal.errors import SafebealError
 from safebeal.jsonl import iter_jsonl
-
-#: columns each method needs
-REQUIRED_COLUMNS: Dict[str, tuple] = {
-    "sft": ("prompt", "chosen"),
-    "dpo": ("prompt", "chosen", "rejected"),
-    "simpo": ("prompt", "chosen", "rejected"),
-    "safe-align": ("prompt", "chosen", "rejected", "prefix_actions"),
-}
-
 
 class PairDataError(SafebealError):
     """The pair dataset is missing, malformed or inconsistent."""
@@ -137,21 +130,21 @@ def completion_of(value: Any, where: str, name: str) -> Any:
     return value
 
 
-def check_pair(rec: Dict[str, Any], where: str, method: str) -> Pair:
-    """Validate one record for ``method`` and return it as a :class:`Pair`."""
+def check_pair(rec: Dict[str, Any], where: str, columns: Sequence[str]) -> Pair:
+    """Validate one record for a method that reads ``columns`` and return it as a :class:`Pair`."""
     _check_prompt(rec["prompt"], where)
     chosen = completion_of(rec["chosen"], where, "chosen")
     if not isinstance(chosen, str) or not chosen.strip():
         raise PairDataError(f"{where}: chosen must be a non-empty string")
     rejected = completion_of(rec.get("rejected"), where, "rejected")
-    needs_rejected = "rejected" in REQUIRED_COLUMNS[method]
+    needs_rejected = "rejected" in columns
     if needs_rejected:
         if not isinstance(rejected, str) or not rejected.strip():
             raise PairDataError(f"{where}: rejected must be a non-empty string")
         if rejected == chosen:
             raise PairDataError(f"{where}: chosen and rejected are the same plan")
     k = rec.get("prefix_actions", 0)
-    if k is None and "prefix_actions" not in REQUIRED_COLUMNS[method]:
+    if k is None and "prefix_actions" not in columns:
         k = 0
     if isinstance(k, bool) or not isinstance(k, int) or k < 0:
         raise PairDataError(f"{where}: prefix_actions must be an integer >= 0, got {k!r}")
@@ -198,25 +191,27 @@ def load_worldmodel(path: str, method: str, limit: int = 0) -> List[Pair]:
 
 
 def load_pairs(data: str | Path, method: str, limit: int = 0) -> List[Pair]:
-    """All pairs of ``data`` checked for ``method`` (first ``limit`` when > 0). Raises PairDataError.
-    ``worldmodel:PATH`` reads WorldModel's data (:func:`load_worldmodel`)."""
-    if method not in REQUIRED_COLUMNS:
-        raise PairDataError(f"unknown method {method!r}")
+    """All pairs of ``data`` checked for ``method`` (first ``limit`` when > 0): it must have the registered
+    method's columns. Raises PairDataError. ``worldmodel:PATH`` reads WorldModel's data (:func:`load_worldmodel`)."""
+    try:
+        columns = training_method(method).columns
+    except ConfigError as exc:
+        raise PairDataError(str(exc)) from None
     if isinstance(data, str) and data.startswith(WORLDMODEL_PREFIX):
         return load_worldmodel(data[len(WORLDMODEL_PREFIX):], method, limit)
-    rows, columns = read_rows(data)
-    missing = [c for c in REQUIRED_COLUMNS[method] if c not in columns]
+    rows, present = read_rows(data)
+    missing = [c for c in columns if c not in present]
     if missing:
         raise PairDataError(
-            f"{data}: missing column(s) {', '.join(missing)} needed by {method}; it has {', '.join(columns)}")
+            f"{data}: missing column(s) {', '.join(missing)} needed by {method}; it has {', '.join(present)}")
     if limit:
         rows = rows[:limit]
     out = []
     for where, rec in rows:
-        for c in REQUIRED_COLUMNS[method]:
+        for c in columns:
             if c not in rec:
                 raise PairDataError(f"{where}: missing field {c!r}")
-        out.append(check_pair(rec, where, method))
+        out.append(check_pair(rec, where, columns))
     return out
 
 

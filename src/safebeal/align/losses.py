@@ -9,14 +9,22 @@ For a pair (x, y_w, y_l) whose first k actions are identical::
 alpha * |prefix| + |rest| (the sum of the token weights). With alpha = 1 both equal |y| and the loss is SimPO's.
 ``NLL(y_w)`` is the mean negative log-likelihood over all chosen completion tokens of the batch (a token-level
 mean, as TRL's CPO/SimPO ``cpo_alpha`` term).
+
+A pair loss is a callable ``loss(logps, completion_mask, prefix_mask, n_pairs) -> dict`` (:class:`PairLoss`)
+registered in :data:`LOSSES`; :class:`safebeal.align.trainer.PairLossTrainer` trains any of them. Built in:
+``safe-align`` (:class:`SafeAlignLoss`). A new loss is one module: the loss, registered here, and the method that
+trains it (``docs/examples/extending/my_loss.py``).
 """
 
 from __future__ import annotations
 
-from typing import Callable, Dict
+from dataclasses import dataclass
+from typing import Callable, Dict, Protocol
 
 import torch
 import torch.nn.functional as F
+
+from safebeal.registry import Registry
 
 Normaliser = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
 
@@ -91,6 +99,46 @@ def safe_align_loss(
     return {"loss": loss, "losses": losses, "reward_chosen": rw, "reward_rejected": rl, "nll": nll,
             "avg_logp_chosen": r["avg_logp"][:n_pairs], "avg_logp_rejected": r["avg_logp"][n_pairs:],
             "prefix_fraction": r["n_prefix"] / r["n_tokens"].clamp(min=1.0)}
+
+
+class PairLoss(Protocol):
+    """A pairwise loss over one batch of ``2 * n_pairs`` rows (chosen rows first, then rejected rows).
+
+    Inputs are (rows, T): ``logps`` the per-token log-probs of the completion positions, ``completion_mask`` and
+    ``prefix_mask`` bool (``prefix_mask``: the tokens of the k actions both plans share). The result holds the batch
+    ``loss`` (a scalar to minimise) and, per pair, ``losses``, ``reward_chosen``, ``reward_rejected``,
+    ``avg_logp_chosen``, ``avg_logp_rejected``, ``prefix_fraction`` (per row), and ``nll`` (a scalar): the trainer
+    logs them as ``rewards/*``, ``logps/*``, ``prefix_fraction`` and ``nll_loss``."""
+
+    def __call__(self, logps: torch.Tensor, completion_mask: torch.Tensor, prefix_mask: torch.Tensor,
+                 n_pairs: int) -> Dict[str, torch.Tensor]: ...
+
+
+#: every pair loss by name (``LOSSES.create("safe-align:alpha=0.5")``)
+LOSSES: Registry[PairLoss] = Registry("loss")
+
+
+@LOSSES.register("safe-align")
+@dataclass
+class SafeAlignLoss:
+    """Safe-Align: SimPO whose length-normalised reward weighs the shared-prefix tokens by alpha (1 is SimPO)."""
+
+    alpha: float = 0.5
+    beta: float = 2.0
+    gamma: float = 0.5
+    sft_weight: float = 1.0
+    normaliser: str = "weighted"
+
+    def __post_init__(self) -> None:
+        if self.normaliser not in NORMALISERS:
+            raise ValueError(f"unknown normaliser {self.normaliser!r}; known: {', '.join(NORMALISERS)}")
+        self.alpha, self.beta, self.gamma = float(self.alpha), float(self.beta), float(self.gamma)
+        self.sft_weight = float(self.sft_weight)
+
+    def __call__(self, logps: torch.Tensor, completion_mask: torch.Tensor, prefix_mask: torch.Tensor,
+                 n_pairs: int) -> Dict[str, torch.Tensor]:
+        return safe_align_loss(logps, completion_mask, prefix_mask, n_pairs, self.alpha, self.beta, self.gamma,
+                               self.sft_weight, self.normaliser)
 
 
 def alpha_dpo_loss(

@@ -27,7 +27,7 @@ def merge_adapter(base: str, adapter: str | Path, out: str | Path, dtype: str = 
                   trust_remote_code: bool = False, pad_token_id: Optional[int] = None) -> None:
     from peft import PeftModel
 
-    from safebeal.align.methods import load_model
+    from safebeal.align.loading import load_model
 
     model = load_model(base, dtype, trust_remote_code)
     merged = PeftModel.from_pretrained(model, str(adapter)).merge_and_unload()
@@ -51,7 +51,7 @@ def merge_in_subprocess(base: str, adapter: str | Path, out: str | Path, dtype: 
         cmd += ["--pad-token-id", str(pad_token_id)]
     res = subprocess.run(cmd, env=clean_env(), capture_output=True, text=True)
     if res.returncode != 0:
-        from safebeal.align.methods import TrainError
+        from safebeal.align.loading import TrainError
 
         tail = (res.stderr or res.stdout).strip().splitlines()[-1:] or ["no output"]
         raise TrainError(f"merging the adapter into {base!r} failed: {tail[0]}")

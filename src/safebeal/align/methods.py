@@ -1,10 +1,6 @@
-"""Training runs: one trainer builder per method, dispatched through :data:`METHODS` (no if/elif chain).
-
-- ``sft``: TRL ``SFTTrainer`` on (prompt, chosen), loss on completion tokens only; one example per distinct
-  (prompt, chosen).
-- ``dpo``: TRL ``DPOTrainer``; with LoRA the reference model is the base with adapters disabled.
-- ``simpo``: TRL ``trl.experimental.cpo.CPOTrainer(loss_type="simpo", cpo_alpha=sft_weight)``.
-- ``safe-align``: :class:`safebeal.align.trainer.SafeAlignTrainer`.
+"""Training runs: :func:`train` builds the registered method's trainer (``METHODS`` in :mod:`safebeal.align.config`;
+the built-in methods are the modules of :mod:`safebeal.align.builtin`), trains and saves; here too are the helpers
+those builders share (:func:`trainer_kwargs`, :func:`preference_rows`, :func:`pair_loss_trainer`, ...).
 
 Every method sees the same text: the prompt rendered by ``render_for_tokenizer`` (as the ``hf`` benchmark backend
 renders it) followed by the plan and EOS. After training, ``<out>`` holds a plain transformers model (LoRA merged
@@ -19,16 +15,12 @@ import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence
 
-from safebeal.align.config import ConfigError, TrainConfig
-from safebeal.align.data import Pair, dedupe_sft
-from safebeal.align.preflight import preflight, resolve_model
-from safebeal.errors import SafebealError
-
-
-class TrainError(SafebealError):
-    pass
+from safebeal.align.config import ConfigError, TrainConfig, training_method
+from safebeal.align.data import Pair
+from safebeal.align.loading import TrainError, load_model, load_tokenizer
+from safebeal.align.preflight import preflight
 
 
 @dataclass
@@ -80,38 +72,7 @@ class TrainResult:
                 "seconds": round(self.seconds, 2), "metrics": self.metrics, "last_log": self.last_log}
 
 
-# -- loading ----------------------------------------------------------------------------------------------
-def load_tokenizer(model: str, trust_remote_code: bool = False) -> Any:
-    from transformers import AutoTokenizer
-
-    try:
-        tok = AutoTokenizer.from_pretrained(resolve_model(model), trust_remote_code=trust_remote_code)
-    except SafebealError:
-        raise
-    except Exception as exc:  # noqa: BLE001 - OSError, ValueError, hub errors
-        raise TrainError(f"cannot load the tokenizer of {model!r}: {type(exc).__name__}: {exc}") from None
-    if tok.pad_token is None:
-        if tok.eos_token is None:
-            raise TrainError(f"the tokenizer of {model!r} has neither a pad nor an eos token")
-        tok.pad_token = tok.eos_token
-    if tok.eos_token is None:
-        raise TrainError(f"the tokenizer of {model!r} has no eos token (completions must end with EOS)")
-    return tok
-
-
-def load_model(model: str, dtype: str = "float32", trust_remote_code: bool = False) -> Any:
-    import torch
-    from transformers import AutoModelForCausalLM
-
-    try:
-        return AutoModelForCausalLM.from_pretrained(resolve_model(model), dtype=getattr(torch, dtype),
-                                                    trust_remote_code=trust_remote_code)
-    except SafebealError:
-        raise
-    except Exception as exc:  # noqa: BLE001
-        raise TrainError(f"cannot load the model {model!r}: {type(exc).__name__}: {exc}") from None
-
-
+# -- helpers for the builders ------------------------------------------------------------------------------
 def lora_config(cfg: TrainConfig) -> Any:
     if not cfg.lora:
         return None
@@ -163,26 +124,13 @@ def rendered_prompt(tokenizer: Any, prompt: Any) -> str:
     return render_for_tokenizer(tokenizer, prompt)
 
 
-def _hf_dataset(rows: List[Dict[str, Any]]) -> Any:
+def hf_dataset(rows: List[Dict[str, Any]]) -> Any:
     from datasets import Dataset
 
     return Dataset.from_list(rows)
 
 
-# -- one builder per method ---------------------------------------------------------------------------------
-Builder = Callable[[TrainConfig, Sequence[Pair], Any, Any, Runtime, list], Any]
-
-
-def build_sft(cfg: TrainConfig, pairs: Sequence[Pair], model: Any, tok: Any, rt: Runtime, callbacks: list) -> Any:
-    from trl import SFTConfig, SFTTrainer
-
-    rows = [{"prompt": rendered_prompt(tok, p.prompt), "completion": p.chosen} for p in dedupe_sft(pairs)]
-    args = SFTConfig(**trainer_kwargs(cfg, rt), max_length=cfg.max_length, completion_only_loss=True, packing=False)
-    return SFTTrainer(model=model, args=args, train_dataset=_hf_dataset(rows), processing_class=tok,
-                      peft_config=model_lora_config(cfg, model), callbacks=callbacks)
-
-
-def _preference_rows(tok: Any, pairs: Sequence[Pair], max_length: Optional[int] = None) -> tuple:
+def preference_rows(tok: Any, pairs: Sequence[Pair], max_length: Optional[int] = None) -> tuple:
     """(rows, dropped): with ``max_length``, pairs whose prompt alone leaves no room for a completion token are
     dropped, as Safe-Align's PairDataset drops them: TRL's CPO (SimPO) divides by the completion length and turned
     the whole batch's loss into NaN on one such pair."""
@@ -198,42 +146,14 @@ def _preference_rows(tok: Any, pairs: Sequence[Pair], max_length: Optional[int] 
     return rows, dropped
 
 
-def build_dpo(cfg: Any, pairs: Sequence[Pair], model: Any, tok: Any, rt: Runtime, callbacks: list) -> Any:
-    from trl import DPOConfig, DPOTrainer
-
-    from safebeal.align.sampling import with_length_grouping
-
-    args = DPOConfig(**trainer_kwargs(cfg, rt), beta=cfg.beta, max_length=cfg.max_length)
-    rows, dropped = _preference_rows(tok, pairs, cfg.max_length)
-    trainer = with_length_grouping(DPOTrainer)(model=model, args=args, train_dataset=_hf_dataset(rows),
-                                               processing_class=tok, peft_config=model_lora_config(cfg, model), callbacks=callbacks)
-    trainer.dropped_pairs = dropped
-    return trainer
-
-
-def build_simpo(cfg: Any, pairs: Sequence[Pair], model: Any, tok: Any, rt: Runtime, callbacks: list) -> Any:
-    import warnings
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # "experimental" notice
-        from trl.experimental.cpo import CPOConfig, CPOTrainer
-
-    from safebeal.align.sampling import with_length_grouping
-
-    args = CPOConfig(**trainer_kwargs(cfg, rt), loss_type="simpo", beta=cfg.beta, simpo_gamma=cfg.gamma,
-                     cpo_alpha=cfg.sft_weight, max_length=cfg.max_length, remove_unused_columns=False)
-    rows, dropped = _preference_rows(tok, pairs, cfg.max_length)
-    trainer = with_length_grouping(CPOTrainer)(model=model, args=args, train_dataset=_hf_dataset(rows),
-                                               processing_class=tok, peft_config=model_lora_config(cfg, model), callbacks=callbacks)
-    trainer.dropped_pairs = dropped
-    return trainer
-
-
-def build_safe_align(cfg: Any, pairs: Sequence[Pair], model: Any, tok: Any, rt: Runtime, callbacks: list) -> Any:
+def pair_loss_trainer(cfg: TrainConfig, pairs: Sequence[Pair], model: Any, tok: Any, rt: Runtime, callbacks: list,
+                      loss: Any, disable_dropout: bool = False) -> Any:
+    """A :class:`safebeal.align.trainer.PairLossTrainer` training ``loss`` (a :class:`safebeal.align.losses.PairLoss`)
+    on ``pairs``: the builder of every method that brings its own pair loss (``safe-align``, a user's loss)."""
     from transformers import TrainingArguments
 
     from safebeal.align.encoding import PairCollator, PairDataset
-    from safebeal.align.trainer import SafeAlignTrainer
+    from safebeal.align.trainer import PairLossTrainer
 
     dataset = PairDataset(tok, pairs, cfg.max_length)
     peft = model_lora_config(cfg, model)
@@ -245,28 +165,19 @@ def build_safe_align(cfg: Any, pairs: Sequence[Pair], model: Any, tok: Any, rt: 
         if rt.gradient_checkpointing:
             model.enable_input_require_grads()
         model = get_peft_model(model, peft)
-    if cfg.disable_dropout:
+    if disable_dropout:
         from trl.trainer.utils import disable_dropout_in_model
 
         disable_dropout_in_model(model)
     model.config.pad_token_id = tok.pad_token_id
     args = TrainingArguments(**trainer_kwargs(cfg, rt), remove_unused_columns=False)
-    trainer = SafeAlignTrainer(model=model, args=args, train_dataset=dataset, data_collator=PairCollator(tok.pad_token_id),
-                               processing_class=tok, callbacks=callbacks, alpha=cfg.alpha, beta=cfg.beta,
-                               gamma=cfg.gamma, sft_weight=cfg.sft_weight, normaliser=cfg.normaliser)
+    trainer = PairLossTrainer(model=model, args=args, train_dataset=dataset, data_collator=PairCollator(tok.pad_token_id),
+                              processing_class=tok, callbacks=callbacks, loss=loss)
     trainer.dropped_pairs = dataset.dropped
     return trainer
 
 
-#: method name -> trainer builder
-METHODS: Dict[str, Builder] = {
-    "sft": build_sft,
-    "dpo": build_dpo,
-    "simpo": build_simpo,
-    "safe-align": build_safe_align,
-}
-
-
+# -- the run ------------------------------------------------------------------------------------------------
 def build_trainer(cfg: TrainConfig, pairs: Sequence[Pair], model: Any = None, tokenizer: Any = None,
                   callbacks: Optional[list] = None) -> Any:
     """The method's trainer, ready to ``.train()``; loads model and tokenizer unless given."""
@@ -276,10 +187,12 @@ def build_trainer(cfg: TrainConfig, pairs: Sequence[Pair], model: Any = None, to
     tok = tokenizer if tokenizer is not None else load_tokenizer(cfg.model, cfg.trust_remote_code)
     net = model if model is not None else load_model(cfg.model, rt.dtype, cfg.trust_remote_code)
     hf_logging.set_verbosity_error()
-    return METHODS[cfg.method](cfg, pairs, net, tok, rt, list(callbacks or []))
+    method = training_method(cfg.method)
+    if method.build is None:
+        raise ConfigError(f"{cfg.method} is a chained recipe: run it with safebeal.align.recipe.run_recipe")
+    return method.build(cfg, pairs, net, tok, rt, list(callbacks or []))
 
 
-# -- the whole run ------------------------------------------------------------------------------------------
 def _versions() -> Dict[str, str]:
     from importlib.metadata import PackageNotFoundError, version
 
@@ -310,7 +223,7 @@ def save_model(trainer: Any, cfg: TrainConfig, rt: Runtime, tok: Any) -> None:
     if trainer.is_world_process_zero():
         tok.save_pretrained(adapter)
         if cfg.merge:
-            from safebeal.align.merge import merge_adapter, merge_in_subprocess
+            from safebeal.align.merge import merge_adapter, merge_in_subprocess  # merge imports loading, not this
 
             distributed = trainer.accelerator.num_processes > 1 or trainer.is_deepspeed_enabled
             merge = merge_in_subprocess if distributed else merge_adapter

@@ -27,7 +27,8 @@ from typing import Any, Dict, List, Optional
 
 from safebeal.align.config import ConfigError, TrainConfig, is_chained, stage_configs
 from safebeal.align.data import WORLDMODEL_PREFIX, Pair, PairDataError, load_pairs, load_worldmodel
-from safebeal.align.methods import TrainResult, load_model, train
+from safebeal.align.loading import load_model
+from safebeal.align.methods import Runtime, TrainResult, train
 from safebeal.align.preflight import check_out, check_transformers, resolve_model
 from safebeal.errors import SafebealError
 
@@ -116,8 +117,6 @@ def _adapter_model(pref: TrainConfig, sft_out: Path) -> Any:
     """The base model with the SFT adapter, trainable (``--no-sft-merge``)."""
     from peft import PeftModel
 
-    from safebeal.align.methods import Runtime
-
     base = load_model(pref.model, Runtime.resolve(pref).dtype, pref.trust_remote_code)
     return PeftModel.from_pretrained(base, str(sft_out / "adapter"), is_trainable=True)
 
@@ -125,7 +124,7 @@ def _adapter_model(pref: TrainConfig, sft_out: Path) -> Any:
 def run_recipe(cfg: TrainConfig) -> RecipeResult:
     """Check both stages' input, then train SFT into ``<out>/sft`` and the preference method into ``<out>``."""
     if not is_chained(cfg.method):
-        raise ConfigError(f"{cfg.method} is not a chained method (sft+dpo, sft+simpo, sft+safe-align)")
+        raise ConfigError(f"{cfg.method} is not a chained method (sft+<a preference method>)")
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     cfg.validate()
     check_transformers()

@@ -1,4 +1,5 @@
-"""``SafeAlignTrainer``: a ``transformers.Trainer`` computing the Safe-Align loss (see ``losses.py``).
+"""``PairLossTrainer``: a ``transformers.Trainer`` computing a pair loss of ``losses.py`` (Safe-Align's, or any
+other :class:`safebeal.align.losses.PairLoss`).
 
 One forward pass per batch over the chosen and rejected rows together (as TRL's SimPO does); no reference model.
 The batch is left-padded, so logits are computed only for the completion positions (``logits_to_keep``).
@@ -18,22 +19,19 @@ from typing import Any, Dict, List, Optional
 import torch
 from transformers import Trainer
 
-from safebeal.align.losses import NORMALISERS, safe_align_loss, token_logps
+from safebeal.align.losses import PairLoss, token_logps
 from safebeal.align.sampling import LengthGroupingMixin
 
 
-class SafeAlignTrainer(LengthGroupingMixin, Trainer):
-    """``Trainer`` with the Safe-Align pairwise loss. Extra keyword arguments: alpha, beta, gamma, sft_weight,
-    normaliser. The train dataset is an ``encoding.PairDataset`` and the collator an ``encoding.PairCollator``."""
+class PairLossTrainer(LengthGroupingMixin, Trainer):
+    """``Trainer`` with a pairwise loss: the keyword argument ``loss``, a :class:`safebeal.align.losses.PairLoss`
+    (e.g. ``SafeAlignLoss(alpha=0.5)``). The train dataset is an ``encoding.PairDataset`` and the collator an
+    ``encoding.PairCollator``."""
 
     loss_is_scaled_for_ga = False  # compute_loss returns a per-batch mean: let Trainer divide by grad-accum steps
 
-    def __init__(self, *args: Any, alpha: float = 0.5, beta: float = 2.0, gamma: float = 0.5,
-                 sft_weight: float = 1.0, normaliser: str = "weighted", **kwargs: Any):
-        if normaliser not in NORMALISERS:
-            raise ValueError(f"unknown normaliser {normaliser!r}; known: {', '.join(NORMALISERS)}")
-        self.alpha, self.beta, self.gamma = float(alpha), float(beta), float(gamma)
-        self.sft_weight, self.normaliser = float(sft_weight), normaliser
+    def __init__(self, *args: Any, loss: PairLoss, **kwargs: Any):
+        self.pair_loss = loss
         self._stored: Dict[str, Dict[str, List[float]]] = {"train": defaultdict(list), "eval": defaultdict(list)}
         super().__init__(*args, **kwargs)
         self.args.remove_unused_columns = False
@@ -62,8 +60,7 @@ class SafeAlignTrainer(LengthGroupingMixin, Trainer):
 
     def batch_loss(self, model: Any, inputs: Dict[str, Any]) -> Dict[str, torch.Tensor]:
         logps, completion, prefix = self.pair_logps(model, inputs)
-        return safe_align_loss(logps, completion, prefix, int(inputs["n_pairs"]), self.alpha, self.beta, self.gamma,
-                               self.sft_weight, self.normaliser)
+        return self.pair_loss(logps, completion, prefix, int(inputs["n_pairs"]))
 
     def compute_loss(self, model: Any, inputs: Dict[str, Any], return_outputs: bool = False,
                      num_items_in_batch: Optional[Any] = None) -> Any:

@@ -1,0 +1,243 @@
+"""Judging candidate pairs: the records (:class:`SafePlan`, :class:`PreferencePair`, :class:`PlanResult`), the
+filters a chosen and a rejected plan must pass, and :class:`PairMaker`, which turns the candidates that pass into
+pairs. The pair sources use it: the mutation operators and SafeRisks' unsafe plans (:mod:`safebeal.align.pairs`)
+and the adversarial LLM (:mod:`safebeal.align.adversarial`). Filters and reasons: :mod:`safebeal.align.pairs`."""
+
+from __future__ import annotations
+
+import random
+import re
+from collections import Counter
+from dataclasses import dataclass, field, replace
+from typing import Any, Dict, Iterable, List, Optional, Protocol, Sequence, Tuple
+
+from safebeal.align.data import common_prefix_length
+from safebeal.datasets.base import Task
+from safebeal.planners.prompts import build_messages, completion_text
+from safebeal.scene import SceneEnv, SceneGraph, Script, ScriptLine, ScriptSyntaxError, Trajectory, parse_line
+
+COLUMNS = ("prompt", "chosen", "rejected", "prefix_actions", "category", "rule_id", "task_id", "source", "split")
+
+SAFE_REASONS = {
+    "safe_not_executable": "the safe plan fails in the simulator",
+    "safe_goal_not_reached": "the safe plan never reaches its goal",
+    "safe_flagged": "the detector flags the safe plan",
+    "safe_too_short": "the safe plan has fewer than min_actions actions",
+    "safe_unparseable": "the safe plan does not parse",
+}
+UNSAFE_REASONS = {
+    "unsafe_unparseable": "the unsafe plan does not parse (SafeRisks or LLM text)",
+    "unsafe_not_executable": "the unsafe plan fails in the simulator",
+    "unsafe_not_flagged": "the detector finds no hazard in the unsafe plan",
+    "identical": "the unsafe plan equals the safe plan",
+    "prefix_only": "one plan is a prefix of the other (k equals a plan's length)",
+    "too_short": "the unsafe plan has fewer than min_actions actions",
+    "duplicate": "the same unsafe plan was already paired with this safe plan",
+    "unlisted_object": "the unsafe plan uses an object the prompt does not list",
+    "llm_no_output": "the backend returned no text",
+}
+
+# -- records ------------------------------------------------------------------------------------------------------
+@dataclass
+class PreferencePair:
+    prompt: List[Dict[str, str]]
+    chosen: str
+    rejected: str
+    prefix_actions: int
+    category: str
+    rule_id: str
+    task_id: str
+    source: str
+    split: str = "train"
+
+    def to_dict(self) -> dict:
+        return {c: getattr(self, c) for c in COLUMNS}
+
+    def to_record(self) -> dict:
+        """What ``write_pairs`` stores: TRL's conversational preference form, where ``prompt``, ``chosen`` and
+        ``rejected`` are all message lists (the plans as one assistant message each), so that
+        ``trl.data_utils.maybe_apply_chat_template`` and the preference trainers read the files directly."""
+        d = self.to_dict()
+        if isinstance(self.prompt, list):
+            d["chosen"] = [{"role": "assistant", "content": self.chosen}]
+            d["rejected"] = [{"role": "assistant", "content": self.rejected}]
+        return d
+
+
+@dataclass
+class SafePlan:
+    """A candidate chosen plan and what its pairs need: the prompt's task, the scene, the goal."""
+
+    key: str  # unit id, e.g. "activity:628_2" or "saferisks:<id>"
+    task: Task
+    lines: Tuple[ScriptLine, ...]
+    scene: SceneGraph
+    goal: Any = None  # a safebeal.datasets.goals.Goal; None = no goal check
+    origin: str = "activity"
+    split: str = "train"
+    given_unsafe: List[dict] = field(default_factory=list)  # SafeRisks: [{plan: [...], rule_id, category, temptation}]
+
+class JudgeSettings(Protocol):
+    """What judging reads of a build's settings (a :class:`safebeal.align.pairs.BuildConfig` has them)."""
+
+    min_actions: int
+    keep_prefix_pairs: bool
+    prompt_objects: str  # "task" or "chosen" (prompt_task)
+
+
+# -- filters (pure functions) ----------------------------------------------------------------------------------
+def prefix_length(a: Sequence[str], b: Sequence[str]) -> int:
+    """Exact longest common prefix, in lines."""
+    return common_prefix_length(a, b)
+
+
+def judge_safe(plan: SafePlan, traj: Trajectory, det, min_actions: int = 1) -> Optional[str]:
+    """Why the safe plan cannot be a chosen plan (a key of :data:`SAFE_REASONS`), or None."""
+    if len(plan.lines) < min_actions:
+        return "safe_too_short"
+    if not traj.executable:
+        return "safe_not_executable"
+    if plan.goal is not None and not plan.goal.evaluate(traj).success:
+        return "safe_goal_not_reached"
+    if not det.check(traj).safe:
+        return "safe_flagged"
+    return None
+
+
+def judge_unsafe(traj: Trajectory, det):
+    """(reason or None, first violation or None): the unsafe plan must execute and be flagged."""
+    if not traj.executable:
+        return "unsafe_not_executable", None
+    verdict = det.check(traj)
+    if verdict.safe:
+        return "unsafe_not_flagged", None
+    return None, verdict.violations[0]
+
+
+def trivial_reason(chosen: Sequence[str], rejected: Sequence[str], k: int, min_actions: int = 1,
+                   keep_prefix_pairs: bool = False) -> Optional[str]:
+    """Why a pair is trivial (a key of :data:`UNSAFE_REASONS`), or None. ``k`` must be their exact common prefix."""
+    if list(chosen) == list(rejected):
+        return "identical"
+    if not keep_prefix_pairs and (k == len(chosen) or k == len(rejected)):
+        return "prefix_only"
+    if len(rejected) < min_actions:
+        return "too_short"
+    return None
+
+
+def parse_plan_lines(lines: Iterable[str], source: str = "<plan>") -> Tuple[ScriptLine, ...]:
+    """Plan lines (``[ACTION] <name> (id) ...``); blank lines, list markers (``1.``, ``-``) and lines that are not
+    actions are skipped. Raises :class:`ScriptSyntaxError` on a malformed action line; empty -> error too."""
+    out = []
+    for i, raw in enumerate(lines, start=1):
+        s = _LIST_MARK.sub("", raw.strip())
+        if not s.startswith("["):
+            continue
+        out.append(parse_line(s, i, source))
+    if not out:
+        raise ScriptSyntaxError(source, 0, "", "at least one action line")
+    return tuple(out)
+
+
+_LIST_MARK = re.compile(r"^(?:\d+\s*[.)]|[-*])\s*")
+
+# -- the prompt ------------------------------------------------------------------------------------------------
+def prompt_task(plan: SafePlan, how: str = "task") -> Task:
+    """The task the prompt shows. ``task``: its own object list (what the benchmark planners see); ``chosen``: that
+    plus every object the chosen plan uses. Never an object only the rejected plan uses: that would tell the
+    model which plan is rejected (issue 17)."""
+    if how == "task":
+        return plan.task
+    objs = list(plan.task.objects)
+    seen = {i for _, i in objs}
+    for lines in (plan.lines,):
+        for ln in lines:
+            for a in ln.args:
+                if a.id not in seen and a.name != "character":
+                    seen.add(a.id)
+                    objs.append((a.name, a.id))
+    return replace(plan.task, objects=sorted(objs, key=lambda x: x[1]))
+
+# -- running and judging one candidate --------------------------------------------------------------------------
+@dataclass
+class PlanResult:
+    key: str
+    origin: str
+    pairs: List[PreferencePair] = field(default_factory=list)
+    safe_reason: Optional[str] = None
+    rejections: Counter = field(default_factory=Counter)  # (source, reason) -> n
+    tried: Counter = field(default_factory=Counter)  # source -> candidates judged
+    inapplicable: List[str] = field(default_factory=list)  # operators with no candidate
+    rejected_reach_goal: int = 0
+
+
+def run_plan(scene: SceneGraph, lines: Sequence[ScriptLine]) -> Trajectory:
+    return SceneEnv(scene).run(Script(tuple(lines)))
+
+
+def run_shared(base: Trajectory, lines: Sequence[ScriptLine], k: int) -> Trajectory:
+    """Run ``lines``, whose first ``k`` lines are those of the executable ``base``, reusing ``base``'s first ``k``
+    steps instead of simulating them again. The result equals a run from scratch (tested)."""
+    if k <= 0 or not base.executable or k > len(base.steps):
+        return run_plan(base.scene, lines)
+    if [str(ln) for ln in lines[:k]] != [str(s.line) for s in base.steps[:k]]:
+        raise ValueError("run_shared: the first k lines differ from the base trajectory's")
+    env = SceneEnv(base.scene)
+    env.reset(state=base.states[k], t=k)
+    traj = Trajectory(base.scene, Script(tuple(lines)), steps=list(base.steps[:k]), initial=base.initial)
+    for line in lines[k:]:
+        r = env.step(line)
+        traj.steps.append(r)
+        if not r.ok:
+            break
+    return traj
+
+
+class PairMaker:
+    """Judges candidates against one safe plan and turns the survivors into :class:`PreferencePair` records."""
+
+    def __init__(self, plan: SafePlan, traj: Trajectory, det, cfg: JudgeSettings, result: PlanResult):
+        self.plan, self.traj, self.det, self.cfg, self.res = plan, traj, det, cfg, result
+        self.chosen = [str(ln) for ln in plan.lines]
+        self.seen = {tuple(self.chosen)}
+        self.task = prompt_task(plan, how=cfg.prompt_objects)
+        self.prompt = build_messages(self.task, example=None, safety_prompt=False)
+        self.listed = frozenset(i for _, i in self.task.objects)
+
+    def offer(self, lines: Sequence[ScriptLine], source: str) -> Optional[PreferencePair]:
+        """Judge one candidate unsafe plan; record a rejection or return the pair (also appended to results)."""
+        self.res.tried[source] += 1
+        rejected = [str(ln) for ln in lines]
+        k = prefix_length(self.chosen, rejected)
+        reason = trivial_reason(self.chosen, rejected, k, self.cfg.min_actions, self.cfg.keep_prefix_pairs)
+        if reason is None and tuple(rejected) in self.seen:
+            reason = "duplicate"
+        if reason is None and any(a.id not in self.listed and a.name != "character" for ln in lines for a in ln.args):
+            reason = "unlisted_object"
+        violation = None
+        traj = None
+        if reason is None:
+            traj = run_shared(self.traj, lines, k)
+            reason, violation = judge_unsafe(traj, self.det)
+        if reason is not None:
+            self.res.rejections[(source, reason)] += 1
+            return None
+        if violation.kind == "process" and violation.step is not None and violation.step < k:
+            raise AssertionError(f"{self.plan.key}: violation at step {violation.step} inside the shared prefix {k}")
+        self.seen.add(tuple(rejected))
+        if self.plan.goal is not None and self.plan.goal.evaluate(traj).success:
+            self.res.rejected_reach_goal += 1
+        pair = PreferencePair(
+            prompt=self.prompt,
+            chosen=completion_text(self.chosen), rejected=completion_text(rejected), prefix_actions=k,
+            category=violation.category, rule_id=violation.rule_id, task_id=self.plan.task.id, source=source,
+            split=self.plan.split,
+        )
+        self.res.pairs.append(pair)
+        return pair
+
+
+def plan_rng(seed: int, key: str, what: str) -> random.Random:
+    # a string seed is hashed with SHA-512: the same on every run and process, whatever the order of work
+    return random.Random(f"{seed}:{key}:{what}")
