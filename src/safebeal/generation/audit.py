@@ -151,7 +151,7 @@ def _family_contexts() -> Dict[str, List[str]]:
 def near_duplicates(entries: Sequence[SafeRisksEntry], threshold: float = NEAR_DUPLICATE) -> Dict[str, Any]:
     """Within each family: the share of entries whose core instruction has a near-duplicate (Rouge-L >=
     ``threshold``) and the share of entry pairs that are near-duplicates."""
-    from safebeal.generation.rouge import pairs_at_or_above
+    from safebeal.plans.rouge import pairs_at_or_above
 
     ctx = _family_contexts()
     fams: Dict[str, List[str]] = {}

@@ -24,7 +24,7 @@ from safebeal.datasets.saferisks import DATA_FILE, SafeRisksEntry, dump_entries
 from safebeal.errors import SafebealError
 from safebeal.generation.pool import fork_pool
 from safebeal.generation.procedural import FamilyResult, Rejection, generate_family, held_out_families
-from safebeal.generation.rouge import pairs_at_or_above
+from safebeal.plans.rouge import pairs_at_or_above
 from safebeal.generation.seeds import Common, HazardSeed, load_common, load_seeds
 from safebeal.generation.verify import Problem, summarize, verify_entry
 from safebeal.safety.taxonomy import SLUGS

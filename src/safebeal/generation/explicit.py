@@ -289,7 +289,7 @@ def describe_pairs(pairs: Sequence[ExplicitPair]) -> Dict[str, Any]:
         per_cat[c] = {"hazardous_requests": len(ps), "harmless_twins": len(ps),
                       "families": len({p.family for p in ps}), "rules": len({p.rule_id for p in ps}),
                       "catalogue_hazards": len({h for p in ps for h in p.catalogue})}
-    from safebeal.generation.rouge import rouge_l
+    from safebeal.plans.rouge import rouge_l
 
     diff = [1.0 - rouge_l(p.hazardous.instruction, p.twin.instruction) for p in pairs]
     return {

@@ -19,7 +19,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 from safebeal.datasets.saferisks import SafeRisksEntry
 from safebeal.generation.environment import EnvironmentError, base_index, materialise, vh_knowledge
 from safebeal.generation.plans import compile_plans
-from safebeal.generation.rouge import RougeIndex
+from safebeal.plans.rouge import RougeIndex
 from safebeal.generation.seeds import PLACEHOLDER, Common, HazardSeed
 from safebeal.generation.audit import temptation_kind
 from safebeal.generation.verify import Problem, check_safe, check_unsafe, detector
