@@ -183,7 +183,7 @@ def catalogue_of_rules() -> Dict[str, List[str]]:
 
 def generate_explicit_family(fam: HazardSeed, spec: ExplicitSpec, common: Common, seed: int, count: int,
                              split: str, catalogue: Dict[str, List[str]]) -> ExplicitResult:
-    from safebeal.generation.environment import materialise
+    from safebeal.datasets.environment import materialise
     from safebeal.generation.procedural import (_NoVariant, _capital, _goal, _intended, _verify_variant, compose,
                                                 draw_variant, render, role_words)
     from safebeal.generation.verify import detector
@@ -245,7 +245,8 @@ def build_explicit(seed: int = 0, out: Path | str = EXPLICIT_FILE, per_family: i
                    workers: Optional[int] = None, family_ids: Optional[Sequence[str]] = None,
                    paths: Optional[Sequence[Path | str]] = None, write: bool = True) -> ExplicitBuild:
     """Generate, verify and (``write``) save SafeRisks-explicit, with a build summary beside it."""
-    from safebeal.generation.build import default_workers, sidecar
+    from safebeal.generation.build import default_workers
+    from safebeal.generation.files import sidecar
     from safebeal.generation.pool import fork_pool
     from safebeal.generation.procedural import held_out_families
 

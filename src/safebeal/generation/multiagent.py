@@ -285,7 +285,7 @@ class MultiAgentGenerator:
         k = self._counters.get(family, 0)
         self._counters[family] = k + 1
         eid = f"{family}/{k:03d}"
-        from safebeal.generation.environment import materialise
+        from safebeal.datasets.environment import materialise
         from safebeal.scene.listing import listed_objects
 
         objs = listed_objects(materialise(v.base, v.diff, source=f"saferisks:{eid}"), lines, eid)

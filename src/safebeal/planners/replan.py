@@ -92,7 +92,7 @@ def _observed(scene: Any, traj: Any) -> List[Tuple[str, int]]:
 
 def feedback(result: Dict[str, Any]) -> str:
     """The re-prompt after a failed round (``templates/replan.txt`` / ``replan_unreadable.txt``)."""
-    from safebeal.planners.prompts import read_template
+    from safebeal.planners.texts import read_template
 
     err = result["error"] or {}
     if not result["readable"]:
