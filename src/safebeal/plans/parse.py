@@ -141,7 +141,7 @@ _FENCE = re.compile(r"^\s*(```|~~~)")
 _MARKER = r"(?:(?:step\s*)?\d+\s*[.):]|\(\d+\)|[-*\u2022+])"
 # Every pattern here runs in time linear in the line: no two quantifiers can share the same characters
 # (possessive ``*+`` / ``++`` and atomic groups never give back what they took), so a line of 40,000 spaces or
-# ``<`` + 200 spaces is rejected in one pass (tests/planners/test_parse_hardening.py times them).
+# ``<`` + 200 spaces is rejected in one pass (tests/plans/test_parse_hardening.py times them).
 _ACTION_LINE = re.compile(r"^\s*+(?:(?P<marker>" + _MARKER + r")\s*+)?\[(?P<action>[A-Za-z][A-Za-z_ \-]*+)\](?P<rest>.*)$", re.I)
 _LISTED = re.compile(r"^\s*+" + _MARKER + r"\s++\S", re.I)
 _ARG = re.compile(r"\s*+<(?P<name>[^<>]*+)>(?:\s*+\(\s*+(?P<id>[0-9.]{1,40}+)\s*+\))?")
