@@ -11,7 +11,7 @@ import json
 import statistics
 import time
 
-from safebeal.planners.parse import parse_plan
+from safebeal.plans.parse import parse_plan
 from safebeal.planners.planners import _recorded, recorded_models
 
 

@@ -6,7 +6,7 @@
 1. Build (``build(seed=0, workers=2)``) and validate (``validate(entries, workers=2)``) of the whole set:
    wall-clock seconds and CPU seconds (this process plus its worker processes). The target is <= 300 s wall
    on 2 cores. The CPU time does not depend on other load on the machine; wall time does.
-2. Rouge-L: ``safebeal.generation.rouge.rouge_l`` vs ``rouge.Rouge().get_scores`` (1.0.1) on the same pairs,
+2. Rouge-L: ``safebeal.plans.rouge.rouge_l`` vs ``rouge.Rouge().get_scores`` (1.0.1) on the same pairs,
    interleaved, repeated; and the all-pairs check of the shipped instructions (Dice bound + exact LCS) vs the
    time the package would need for every pair.
 3. Plans sharing a prefix: ``run_plans`` (safe and unsafe plans share the simulation of their common first
@@ -62,7 +62,7 @@ def bench_rouge(repeats: int, n_pairs: int):
     from rouge import Rouge
 
     from safebeal.datasets.saferisks import load_entries
-    from safebeal.generation.rouge import pairs_at_or_above, rouge_l
+    from safebeal.plans.rouge import pairs_at_or_above, rouge_l
 
     texts = [e.instruction for e in load_entries()]
     rng = random.Random(0)

@@ -9,7 +9,7 @@ Equivalent mutants (no behaviour a test could observe) are not listed; see the n
 R = "src/safebeal/safety/data/rules/"
 RULE_TESTS = ["tests/safety/test_rules.py", "tests/safety/test_rule_contrasts.py"]
 METRICS = ["tests/bench/test_metrics.py"]
-PARSE = ["tests/planners/test_parse.py", "tests/planners/test_parse_hardening.py"]
+PARSE = ["tests/plans/test_parse.py", "tests/plans/test_parse_hardening.py"]
 SHIELD = ["tests/safety/test_shield.py"]
 ATTR = ["tests/safety/test_attribution.py", "tests/safety/test_intended.py"]
 RUNNER = ["tests/bench/test_runner.py"] + [f"tests/bench/test_hardening.py::{t}" for t in (
@@ -65,29 +65,29 @@ MUTATIONS = [
      "low = text[:4000].lower()",
      METRICS, "\u201cI can\u2019t help with that\u201d (a curly apostrophe) is not counted as a refusal"),
     # -- parsing ----------------------------------------------------------------------------------------------------
-    ("parse.id_trusted_blindly", "src/safebeal/planners/parse.py",
+    ("parse.id_trusted_blindly", "src/safebeal/plans/grounding.py",
      "if a.id is not None and (a.id in ids or (known_ids is not None and a.id in known_ids)):",
      "if a.id is not None:",
      PARSE, "a made-up id is kept instead of being resolved by name (the simulator acts on whatever node it is)"),
-    ("parse.no_equivalences", "src/safebeal/planners/parse.py",
+    ("parse.no_equivalences", "src/safebeal/plans/grounding.py",
      "hit = next((index[e] for e in eq.get(k, ()) if e in index), None)",
      "hit = None",
      PARSE, "<stove> and <fridge> are hallucinated objects instead of the scene's oven and freezer"),
-    ("parse.last_name_wins", "src/safebeal/planners/parse.py",
+    ("parse.last_name_wins", "src/safebeal/plans/grounding.py",
      "index.setdefault(name_key(name), (name, int(i)))",
      "index[name_key(name)] = (name, int(i))",
      PARSE, "a name listed twice resolves to its last object, not the first the prompt lists"),
-    ("parse.fewer_args_allowed", "src/safebeal/planners/parse.py",
+    ("parse.fewer_args_allowed", "src/safebeal/plans/parse.py",
      "if len(s.args) not in counts:",
      "if len(s.args) > max(counts):",
      PARSE, "[PUTBACK] <cup> (1) with its target missing passes the parser and fails later in the simulator"),
-    ("parse.backslash_escape", "src/safebeal/planners/parse.py",
+    ("parse.backslash_escape", "src/safebeal/plans/parse.py",
      'buf.append(s[j : j + 2] if s[j + 1] in _JSON_ESCAPES else s[j + 1])  # "cd\\_player" -> "cd_player"',
      'buf.append(s[j : j + 2])  # "cd\\_player" -> "cd_player"',
      PARSE, 'a JSON plan with "cd\\_player" (markdown escaping) is unreadable'),
     # (dropped: skipping a ``` fence line explicitly; a fence line is neither an action nor '['/list-led, so it is
     # skipped as chatter anyway: an equivalent mutant)
-    ("parse.trailing_garbage", "src/safebeal/planners/parse.py",
+    ("parse.trailing_garbage", "src/safebeal/plans/parse.py",
      "    if not _TAIL.match(rest, pos):\n",
      "    if False:\n",
      PARSE, "a line such as '[PUTIN] <cup> (1) into the <sink>' is read as [PUTIN] <cup> (1), one argument short"),

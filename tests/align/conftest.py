@@ -8,7 +8,8 @@ import json
 import pytest
 
 from safebeal.datasets.base import Task
-from safebeal.planners.prompts import actions_block, build_messages, completion_text, template
+from safebeal.planners.prompts import actions_block, build_messages, completion_text
+from safebeal.planners.texts import read_template as template
 
 #: (instruction, objects, safe plan, unsafe plan, k)
 TOY = [

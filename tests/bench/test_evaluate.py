@@ -32,7 +32,7 @@ def test_ground_truth_script(vh_tasks, det):
 
 def test_json_dict_names_resolve_to_the_same_script(vh_tasks, det):
     t = vh_tasks["27_2"]
-    from safebeal.planners.parse import parse_plan
+    from safebeal.plans.parse import parse_plan
 
     gt = parse_plan(t.reference).steps
     body = ",\n".join(f'  "{s.action}": [' + ", ".join(f'"{a.name.replace("_", " ").title()}"' for a in s.args) + "]" for s in gt)

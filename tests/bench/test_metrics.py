@@ -1,10 +1,10 @@
-"""Metrics against hand-computed values on a small hand-built fixture; Wilson bounds; Rouge-L."""
+"""Metrics against hand-computed values on a small hand-built fixture; Wilson bounds (Rouge-L: tests/plans/test_rouge.py)."""
 
 import math
 
 import pytest
 
-from safebeal.bench.metrics import MAX_ROUGE_WORDS, OUTCOMES, is_refusal, rouge_l, summarize, summarize_by_planner, wilson
+from safebeal.bench.metrics import OUTCOMES, is_refusal, summarize, summarize_by_planner, wilson
 from safebeal.safety.taxonomy import SLUGS
 
 
@@ -42,59 +42,6 @@ def test_wilson_empty_and_invalid():
     assert wilson(0, 0) == {"value": None, "low": None, "high": None, "k": 0, "n": 0}
     with pytest.raises(ValueError):
         wilson(3, 2)
-
-
-# -- Rouge-L ---------------------------------------------------------------------------------------------
-def test_rouge_l_hand_computed():
-    # rouge 1.0.1 counts distinct words (exclusive n-grams) and the union LCS per reference sentence.
-    # ref words {walk, kitchen, grab, plate, cup} = 5, hyp words {walk, kitchen, grab, cup} = 4, union LCS 4
-    # -> R = 4/5, P = 4/4, F = 2PR / (P + R + 1e-8)
-    f = 2 * (1.0 * 0.8) / (1.0 + 0.8 + 1e-8)
-    assert rouge_l("walk kitchen. grab cup.", "walk kitchen. grab plate. grab cup.") == pytest.approx(f, abs=1e-12)
-    # one sentence each: LCS("a b c d", "a c e") = "a c": R = 2/3, P = 2/4
-    p, r = 0.5, 2 / 3
-    assert rouge_l("a b c d", "a c e") == pytest.approx(2 * p * r / (p + r + 1e-8), abs=1e-12)
-    assert rouge_l("same text here", "same text here") == pytest.approx(1.0, abs=1e-7)
-    assert rouge_l("x y", "a b") == 0.0
-
-
-@pytest.mark.parametrize("hyp,ref", [("", "a b"), ("a b", ""), ("...", "a b"), (" . ", "a"), (None, "a"), ("a", None)])
-def test_rouge_l_empty_texts_score_zero(hyp, ref):
-    assert rouge_l(hyp, ref) == 0.0
-
-
-def test_rouge_l_long_hypothesis_is_bounded():
-    hyp = " ".join(f"w{i % 40}" for i in range(3 * MAX_ROUGE_WORDS))
-    v = rouge_l(hyp, "w1 w2 w3 w4 unseen")
-    # distinct-word counting: the cut hypothesis still has 40 distinct words, 4 of them in the LCS
-    p, r = 4 / 40, 4 / 5
-    assert v == pytest.approx(2 * p * r / (p + r + 1e-8), abs=1e-9)
-
-
-def test_rouge_l_memoised_lcs_gives_the_package_scores(monkeypatch):
-    """The per-sentence-pair LCS memo changes no score: recorded outputs of two models on 40 tasks, scored with
-    the package's own LCS and with the memo, are equal to the last bit, and the memo is used."""
-    from rouge import rouge_score
-
-    from safebeal.bench.evaluate import reference_text
-    from safebeal.datasets.base import DATASETS
-    from safebeal.planners.parse import parse_plan, plan_text
-    from safebeal.planners.planners import create_planner
-
-    tasks = DATASETS.create("virtualhome").tasks()[:40]
-    pairs = []
-    for model in ("gpt-4o-2024-05-13", "llama-3-8b-chat"):
-        for t, out in zip(tasks, create_planner(f"replay:{model}").plan(tasks)):
-            pairs.append((plan_text(parse_plan(out.text).steps), reference_text(t.reference)))
-    rouge_l("walk kitchen", "walk kitchen")  # the memo is installed on first use
-    memoised = rouge_score._recon_lcs
-    assert memoised._safebeal_memo
-    with monkeypatch.context() as m:
-        m.setattr(rouge_score, "_recon_lcs", memoised.plain)
-        plain = [rouge_l(h, r) for h, r in pairs]
-    hits = memoised.memo.cache_info().hits
-    assert [rouge_l(h, r) for h, r in pairs] == plain
-    assert memoised.memo.cache_info().hits > hits + 100 and len(set(plain)) > 20
 
 
 # -- summary on a hand-built fixture ---------------------------------------------------------------------

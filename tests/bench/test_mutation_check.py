@@ -28,8 +28,8 @@ def test_every_original_occurs_exactly_once_and_every_area_is_covered(mut):
     assert mut.check(muts) == []
     assert len(muts) >= 60
     files = {m.file for m in muts}
-    for f in ("bench/metrics.py", "planners/parse.py", "safety/detector.py", "safety/shield.py", "bench/rundir.py",
-              "scene/cache.py", "planners/backends/cache.py", "bench/viewer.py", "planners/backends/retry.py",
+    for f in ("bench/metrics.py", "plans/parse.py", "plans/grounding.py", "safety/detector.py", "safety/shield.py",
+              "bench/rundir.py", "scene/cache.py", "planners/backends/cache.py", "bench/viewer.py", "planners/backends/retry.py",
               "datasets/saferisks.py", "align/pair_judge.py", "align/losses.py", "safety/conditions.py"):
         assert "src/safebeal/" + f in files, f
     rule_files = {Path(f).name for f in files if "/data/rules/" in f}

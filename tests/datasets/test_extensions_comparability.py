@@ -14,7 +14,7 @@ import pytest
 
 from safebeal.bench.evaluate import detector_for, evaluate_output
 from safebeal.datasets import activity_programs as ap
-from safebeal.planners.parse import parse_plan
+from safebeal.plans.parse import parse_plan
 from safebeal.planners.planners import _recorded, recorded_models
 from safebeal.safety import SafetyDetector
 from safebeal.scene import execute

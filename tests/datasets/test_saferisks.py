@@ -94,7 +94,7 @@ def test_shipped_file_reaches_the_figures():
     assert len({(e.family, e.source.template) for e in es}) >= 300
     assert all(e.unsafe_plans and e.goal["goal"] for e in es)
     from safebeal.generation.audit import home_of, near_duplicates
-    from safebeal.generation.rouge import pairs_at_or_above
+    from safebeal.plans.rouge import pairs_at_or_above
     from safebeal.generation.seeds import load_common
 
     thr = load_common().rouge_threshold

@@ -23,7 +23,7 @@ def test_compact_prompt_is_the_instruction_and_the_objects_as_plans_write_them()
 
 
 def test_compact_prompt_with_the_safety_reminder_puts_it_in_a_system_message():
-    from safebeal.planners.prompts import read_template
+    from safebeal.planners.texts import read_template
 
     msgs = build_messages(TASK, safety_prompt=True, template="compact")
     assert [m["role"] for m in msgs] == ["system", "user"]
@@ -31,7 +31,7 @@ def test_compact_prompt_with_the_safety_reminder_puts_it_in_a_system_message():
 
 
 def test_default_template_names_a_sceneless_tasks_objects():
-    from safebeal.planners.prompts import read_template
+    from safebeal.planners.texts import read_template
 
     msgs = build_messages(TASK)  # a hand-made task without a scene: its objects are named, nothing more is known
     assert msgs[0] == {"role": "system", "content": read_template("system").strip()}

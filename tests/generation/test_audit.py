@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from safebeal.datasets.saferisks import DATA_FILE, load_entries
-from safebeal.generation.audit import (core_instruction, home_of, near_duplicates, pattern_of, pattern_stats,
-                                      search_audit, temptation_kind)
+from safebeal.generation.audit import core_instruction, home_of, near_duplicates, pattern_of, pattern_stats, search_audit
 from safebeal.generation.build import stats
+from safebeal.generation.temptation import temptation_kind
 from safebeal.generation.verify import verify_entry
 
 SAFE = ["[WALK] <cupboard> (229)", "[OPEN] <cupboard> (229)", "[GRAB] <bowl> (5321)", "[CLOSE] <cupboard> (229)",

@@ -9,7 +9,8 @@ from collections import defaultdict
 import pytest
 
 from safebeal.datasets.saferisks import DATA_FILE, dump_entries, load_entries
-from safebeal.generation.build import build, sidecar
+from safebeal.generation.build import build
+from safebeal.generation.files import sidecar
 from safebeal.generation.procedural import generate_family, held_out_families
 from safebeal.generation.seeds import load_common, load_seeds
 

@@ -18,7 +18,7 @@ from safebeal.planners.backends import MockBackend  # noqa: E402
 from safebeal.planners.clmasp import CLMASPPlanner, SkeletonPlanner  # noqa: E402
 from safebeal.planners.clmasp.asp import Refiner, verify  # noqa: E402
 from safebeal.planners.clmasp.grounding import ground  # noqa: E402
-from safebeal.planners.parse import Arg, Step  # noqa: E402
+from safebeal.plans.steps import Arg, Step  # noqa: E402
 from safebeal.planners.planners import ReplayPlanner, create_planner  # noqa: E402
 from safebeal.scene import SceneEnv, Script, execute  # noqa: E402
 

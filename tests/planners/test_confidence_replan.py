@@ -10,7 +10,7 @@ import pytest
 from safebeal.bench.metrics import auroc, confidence_summary, summarize, unsafe_steps
 from safebeal.errors import SafebealError
 from safebeal.planners.backends.mock import MockBackend
-from safebeal.planners.parse import parse_plan, step_confidences
+from safebeal.plans.parse import parse_plan, step_confidences
 from safebeal.planners.planners import LLMPlanner, create_planner
 
 

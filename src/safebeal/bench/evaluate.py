@@ -2,8 +2,8 @@
 
 The stages, each stopping the episode at its first error (see ``docs/metrics.md``):
 
-1. parse (:func:`safebeal.planners.parse.parse_plan`): syntax, action vocabulary, argument counts;
-2. resolve (:func:`safebeal.planners.parse.resolve`): object names to the scene's ids;
+1. parse (:func:`safebeal.plans.parse.parse_plan`): syntax, action vocabulary, argument counts;
+2. resolve (:func:`safebeal.plans.grounding.resolve_objects`): object names to the scene's ids;
 3. simulate (:func:`safebeal.scene.execute`): strict, execution stops at the first failing step;
 4. goal check (success at some step of an executable script) and the safety detector on the trajectory.
 
@@ -24,7 +24,10 @@ from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from safebeal.bench.records import Episode
 from safebeal.datasets.base import Task
-from safebeal.planners.parse import PlanError, Step, parse_plan, plan_text, resolve, step_confidences
+from safebeal.plans.grounding import resolve_objects
+from safebeal.plans.parse import parse_plan, step_confidences
+from safebeal.plans.rouge import plan_text, rouge_l
+from safebeal.plans.steps import ParseError, PlanError, Step
 from safebeal.scene import Script, ScriptLine, ScriptObject, execute
 from safebeal.scene.extensions import DEFAULT_ACTIONS
 
@@ -56,7 +59,7 @@ def compile_output(text: Optional[str], objects: Sequence[Tuple[str, int]], know
     res = parse_plan(text, actions=actions)
     if res.error is not None:
         return CompiledPlan(Script(()), res.format, res.steps, res.error)
-    steps, err = resolve(res.steps, objects, known_ids=known_ids)
+    steps, err = resolve_objects(res.steps, objects, known_ids=known_ids)
     if err is not None:
         return CompiledPlan(Script(()), res.format, res.steps, err)
     lines = tuple(ScriptLine(s.action, tuple(ScriptObject(a.name, a.id) for a in s.args), s.source_line) for s in steps)
@@ -69,7 +72,6 @@ def compile_sentences(line: str, task: Task, actions: str = DEFAULT_ACTIONS) -> 
     action template (:mod:`safebeal.datasets.worldmodel_map`), else the plan is a ``parse`` error naming the first
     sentence that does not."""
     from safebeal.datasets.worldmodel_map import sentences_to_script
-    from safebeal.planners.parse import ParseError
 
     if "[" in line and "]" in line:
         return compile_output(line, task.objects, known_ids=_SceneIds(task), actions=actions)
@@ -205,8 +207,6 @@ def evaluate_output(task: Task, planner: str, text: Optional[str], generation_er
 def _evaluate(task: Task, planner: str, text: Optional[str], generation_error: Optional[str], det,
               prompt: Optional[list] = None, actions: str = DEFAULT_ACTIONS,
               memo: Optional[Dict[Any, tuple]] = None) -> Episode:
-    from safebeal.bench.metrics import rouge_l
-
     t0 = time.perf_counter()
     ep = Episode(planner=planner, dataset=task.dataset, task_id=task.id, instruction=task.instruction,
                  cluster=task.meta.get("cluster"), request=task.meta.get("request"), prompt=prompt, raw_output=text, generation_error=generation_error)

@@ -87,7 +87,7 @@ def load_corpus(models: Optional[Sequence[str]] = None, n_tasks: Optional[int] =
 
     ids = [t.id for t in vh_tasks()][: n_tasks or None]
     tasks = {pid: program_task(pid, "virtualhome") for pid in ids}
-    from safebeal.planners.parse import parse_plan
+    from safebeal.plans.parse import parse_plan
 
     items: List[Tuple[str, str]] = []
     for m in models or recorded_models():

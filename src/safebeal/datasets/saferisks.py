@@ -75,7 +75,7 @@ class UnsafePlan(_Model):
     rule_id: str
     category: CategorySlug
     note: str = ""
-    # how it differs from the safe plan (safebeal.generation.audit.temptation_kind): omission | choice | order
+    # how it differs from the safe plan (safebeal.generation.temptation.temptation_kind): omission | choice | order
     temptation: Optional[Literal["omission", "choice", "order", "addition"]] = None
     diverge_step: Optional[int] = None  # 0-based index of the first step where it leaves the safe plan
 
@@ -116,7 +116,7 @@ class Materialised:
         key = (self.id, self.environment.model_dump_json())  # type: ignore[attr-defined]
         hit = _SCENES.get(key)
         if hit is None:
-            from safebeal.generation.environment import materialise
+            from safebeal.datasets.environment import materialise
 
             env = self.environment  # type: ignore[attr-defined]
             hit = materialise(env.base, env.diff, source=f"{self.SOURCE}:{self.id}")  # type: ignore[attr-defined]

@@ -101,7 +101,8 @@ def _with_scene(task: Task) -> None:
 def reference_trajectory(task: Task) -> Any:
     """The trajectory of ``task``'s reference plan in its scene, or None when the plan does not map or run."""
     from safebeal.datasets.worldmodel_map import sentences_to_script
-    from safebeal.planners.parse import parse_plan, resolve
+    from safebeal.plans.grounding import resolve_objects
+    from safebeal.plans.parse import parse_plan
     from safebeal.scene import Script, ScriptLine, ScriptObject, execute
 
     text, problems = sentences_to_script(task.reference or "")
@@ -109,7 +110,7 @@ def reference_trajectory(task: Task) -> Any:
     if problems or res.error is not None:
         return None
     scene = task.get_scene()
-    steps, err = resolve(res.steps, task.objects, known_ids=scene)
+    steps, err = resolve_objects(res.steps, task.objects, known_ids=scene)
     if err is not None:
         return None
     script = Script(tuple(ScriptLine(s.action, tuple(ScriptObject(a.name, a.id) for a in s.args), s.source_line)

@@ -30,7 +30,7 @@ the first listed room. Every room gets a floor; the agent (``character``) starts
 
 **Plan** (:func:`sentences_to_script`): each sentence is matched against :data:`TEMPLATES` (the VirtualHome action
 templates WorldModel's sentences come from) and becomes one script line without ids, ``[WALK] <coffe_maker>``;
-names resolve against the scene's items as any plan's do (:func:`safebeal.planners.parse.resolve`, with the
+names resolve against the scene's items as any plan's do (:func:`safebeal.plans.grounding.resolve_objects`, with the
 simulator's name equivalences: fridge/freezer, carpet/rug, ...).
 
 What does not map, and why, is counted by :func:`mapping_report` (``benchmarks/worldmodel_mapping.py``):

@@ -1,10 +1,7 @@
 """Audits of a SafeRisks file: does it tempt, is it diverse, how many homes (``safebeal dataset stats --json``).
 
-- **Temptation** (:func:`temptation_kind`): how an unsafe plan differs from the safe plan. ``omission``: it is the
-  safe plan with steps left out; ``order``: the same steps in another order; ``choice``: the same number of steps,
-  differing in the objects of some (where to put something, which tool or appliance); ``addition``: anything else,
-  i.e. it contains an action the safe plan does not (a DROP no goal-directed agent writes). The step where the
-  plans diverge is recorded with it.
+- **Temptation** (:func:`temptation_counts`): how the unsafe plans differ from the safe plans
+  (:func:`safebeal.generation.temptation.temptation_kind`: omission, order, choice or addition).
 - **Search audit** (:func:`search_audit`): the hazard-blind ``search`` planner's plan (the shortest plan to the
   goal) is executed and judged with the entry's intended states; ``search_unsafe_share`` per category is the share
   of entries whose shortest plan is unsafe (entries where search finds no plan count as not unsafe). It is slow
@@ -28,39 +25,11 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from safebeal.datasets.saferisks import SafeRisksEntry
+from safebeal.generation.files import sidecar, write_gz
+from safebeal.generation.temptation import step_action, temptation_kind
 
 NEAR_DUPLICATE = 0.7
 APARTMENT = "apartment"
-
-
-# -- temptation -----------------------------------------------------------------------------------------------
-def _is_subsequence(short: Sequence[str], long: Sequence[str]) -> bool:
-    it = iter(long)
-    return all(any(x == y for y in it) for x in short)
-
-
-def _action(line: str) -> str:
-    return line.strip()[1:line.strip().find("]")] if line.strip().startswith("[") else line.strip()
-
-
-def temptation_kind(safe: Sequence[str], unsafe: Sequence[str]) -> Tuple[str, int]:
-    """``(kind, diverge_step)``: kind is ``omission``, ``order``, ``choice`` or ``addition`` (see the module
-    docstring); ``diverge_step`` is the 0-based index of the first step where the plans differ."""
-    safe = [s.strip() for s in safe]
-    unsafe = [s.strip() for s in unsafe]
-    k = 0
-    while k < min(len(safe), len(unsafe)) and safe[k] == unsafe[k]:
-        k += 1
-    if len(unsafe) < len(safe) and _is_subsequence(unsafe, safe):
-        return "omission", k
-    if sorted(unsafe) == sorted(safe):
-        return "order", k
-    if len(unsafe) == len(safe) and all(_action(a) == _action(b) for a, b in zip(safe, unsafe)):
-        return "choice", k
-    if len(unsafe) < len(safe) and _is_subsequence([_action(x) for x in unsafe], [_action(x) for x in safe]) \
-            and {_action(x) for x in unsafe} <= {_action(x) for x in safe}:
-        return "choice", k  # fewer steps and other objects: a handier but hazardous choice
-    return "addition", k
 
 
 # -- hazard patterns (issue 31) -----------------------------------------------------------------------------------
@@ -75,8 +44,8 @@ def pattern_of(e: SafeRisksEntry) -> Tuple[str, Tuple[str, ...], Tuple[str, ...]
     the unsafe plan does instead of the safe one (``("PUTBACK", "SIT")`` against ``("SIT", "PUTBACK")``: the phone
     put on the seat before sitting down). Objects are left out, so a family's name-swapped twins share a pattern."""
     u = e.unsafe_plans[0]
-    a = [v for v in map(_action, u.plan) if v not in NAVIGATION]
-    b = [v for v in map(_action, e.safe_plan) if v not in NAVIGATION]
+    a = [v for v in map(step_action, u.plan) if v not in NAVIGATION]
+    b = [v for v in map(step_action, e.safe_plan) if v not in NAVIGATION]
     i = 0
     while i < min(len(a), len(b)) and a[i] == b[i]:
         i += 1
@@ -151,7 +120,7 @@ def _family_contexts() -> Dict[str, List[str]]:
 def near_duplicates(entries: Sequence[SafeRisksEntry], threshold: float = NEAR_DUPLICATE) -> Dict[str, Any]:
     """Within each family: the share of entries whose core instruction has a near-duplicate (Rouge-L >=
     ``threshold``) and the share of entry pairs that are near-duplicates."""
-    from safebeal.generation.rouge import pairs_at_or_above
+    from safebeal.plans.rouge import pairs_at_or_above
 
     ctx = _family_contexts()
     fams: Dict[str, List[str]] = {}
@@ -237,8 +206,6 @@ def search_audit(entries: Sequence[SafeRisksEntry], workers: int = 1,
 
 
 def audit_path(data_file: Path) -> Path:
-    from safebeal.generation.build import sidecar
-
     return sidecar(Path(data_file), "audit.json.gz")
 
 
@@ -254,7 +221,6 @@ def read_audit(data_file: Path) -> Dict[str, dict]:
 
 def write_audit(data_file: Path, audit: Dict[str, dict]) -> Path:
     p = audit_path(data_file)
-    from safebeal.generation.build import write_gz
 
     text = json.dumps({"about": "search-planner audit of each entry (safebeal.generation.audit)",
                        "entries": audit}, sort_keys=True, separators=(",", ":")) + "\n"

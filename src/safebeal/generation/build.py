@@ -11,8 +11,6 @@ distribution of each instruction's nearest-neighbour Rouge-L). All three are det
 
 from __future__ import annotations
 
-import gzip
-import io
 import json
 import os
 from collections import Counter
@@ -22,30 +20,15 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from safebeal.datasets.saferisks import DATA_FILE, SafeRisksEntry, dump_entries
 from safebeal.errors import SafebealError
+from safebeal.generation.files import sidecar, write_gz
 from safebeal.generation.pool import fork_pool
 from safebeal.generation.procedural import FamilyResult, Rejection, generate_family, held_out_families
-from safebeal.generation.rouge import pairs_at_or_above
+from safebeal.plans.rouge import pairs_at_or_above
 from safebeal.generation.seeds import Common, HazardSeed, load_common, load_seeds
 from safebeal.generation.verify import Problem, summarize, verify_entry
 from safebeal.safety.taxonomy import SLUGS
 
 ROUGE_BINS = (0.0, 0.5, 0.6, 0.65, 0.7, 1.01)
-
-
-def sidecar(out: Path, kind: str) -> Path:
-    """``saferisks.jsonl.gz`` -> ``saferisks.<kind>``."""
-    name = out.name
-    for suf in (".gz", ".jsonl", ".json"):
-        name = name.removesuffix(suf)
-    return out.with_name(f"{name}.{kind}")
-
-
-def write_gz(path: Path, data: bytes) -> None:
-    """Gzip ``data`` into ``path`` deterministically (no file name, mtime 0): a rebuild is byte-identical."""
-    buf = io.BytesIO()
-    with gzip.GzipFile(filename="", mode="wb", fileobj=buf, mtime=0, compresslevel=9) as gz:
-        gz.write(data)
-    path.write_bytes(buf.getvalue())
 
 
 def _write_gz_jsonl(path: Path, rows: Iterable[dict]) -> None:

@@ -34,7 +34,8 @@ def saferisks_build(
     """Generate SafeRisks (procedural seeds, plus LLM role agents with --llm-backend) and write it, with a
     rejection log and a build summary beside it."""
     from safebeal.datasets.saferisks import DATA_FILE
-    from safebeal.generation.build import build, sidecar
+    from safebeal.generation.build import build
+    from safebeal.generation.files import sidecar
 
     if llm_backend and rounds <= 0:
         rounds = 2

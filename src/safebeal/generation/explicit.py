@@ -183,7 +183,7 @@ def catalogue_of_rules() -> Dict[str, List[str]]:
 
 def generate_explicit_family(fam: HazardSeed, spec: ExplicitSpec, common: Common, seed: int, count: int,
                              split: str, catalogue: Dict[str, List[str]]) -> ExplicitResult:
-    from safebeal.generation.environment import materialise
+    from safebeal.datasets.environment import materialise
     from safebeal.generation.procedural import (_NoVariant, _capital, _goal, _intended, _verify_variant, compose,
                                                 draw_variant, render, role_words)
     from safebeal.generation.verify import detector
@@ -245,7 +245,8 @@ def build_explicit(seed: int = 0, out: Path | str = EXPLICIT_FILE, per_family: i
                    workers: Optional[int] = None, family_ids: Optional[Sequence[str]] = None,
                    paths: Optional[Sequence[Path | str]] = None, write: bool = True) -> ExplicitBuild:
     """Generate, verify and (``write``) save SafeRisks-explicit, with a build summary beside it."""
-    from safebeal.generation.build import default_workers, sidecar
+    from safebeal.generation.build import default_workers
+    from safebeal.generation.files import sidecar
     from safebeal.generation.pool import fork_pool
     from safebeal.generation.procedural import held_out_families
 
@@ -289,7 +290,7 @@ def describe_pairs(pairs: Sequence[ExplicitPair]) -> Dict[str, Any]:
         per_cat[c] = {"hazardous_requests": len(ps), "harmless_twins": len(ps),
                       "families": len({p.family for p in ps}), "rules": len({p.rule_id for p in ps}),
                       "catalogue_hazards": len({h for p in ps for h in p.catalogue})}
-    from safebeal.generation.rouge import rouge_l
+    from safebeal.plans.rouge import rouge_l
 
     diff = [1.0 - rouge_l(p.hazardous.instruction, p.twin.instruction) for p in pairs]
     return {

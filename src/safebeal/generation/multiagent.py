@@ -27,7 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from safebeal.datasets.saferisks import SafeRisksEntry
 from safebeal.errors import SafebealError
 from safebeal.generation.procedural import (Rejection, _capital, _goal, _verify_variant, draw_variant, llm_split)
-from safebeal.generation.rouge import RougeIndex
+from safebeal.plans.rouge import RougeIndex
 from safebeal.generation.seeds import Common, HazardSeed, SeedError, check_family, default_rule_ids, load_common, load_seeds
 from safebeal.generation.verify import detector
 from safebeal.resources import PACKAGE_DATA
@@ -285,7 +285,7 @@ class MultiAgentGenerator:
         k = self._counters.get(family, 0)
         self._counters[family] = k + 1
         eid = f"{family}/{k:03d}"
-        from safebeal.generation.environment import materialise
+        from safebeal.datasets.environment import materialise
         from safebeal.scene.listing import listed_objects
 
         objs = listed_objects(materialise(v.base, v.diff, source=f"saferisks:{eid}"), lines, eid)

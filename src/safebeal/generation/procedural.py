@@ -17,11 +17,11 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from safebeal.datasets.saferisks import SafeRisksEntry
-from safebeal.generation.environment import EnvironmentError, base_index, materialise, vh_knowledge
+from safebeal.datasets.environment import SceneEnvironmentError, base_index, materialise, vh_knowledge
 from safebeal.generation.plans import compile_plans
-from safebeal.generation.rouge import RougeIndex
+from safebeal.plans.rouge import RougeIndex
 from safebeal.generation.seeds import PLACEHOLDER, Common, HazardSeed
-from safebeal.generation.audit import temptation_kind
+from safebeal.generation.temptation import temptation_kind
 from safebeal.generation.verify import Problem, check_safe, check_unsafe, detector
 from safebeal.scene.listing import listed_objects
 from safebeal.datasets.goals import GoalSpec
@@ -341,7 +341,7 @@ def _verify_variant(fam: HazardSeed, v: Variant, det, rule_cat: Dict[str, str]):
     """Problems (a non-empty list) or (safe plan lines, unsafe plan dicts)."""
     try:
         scene = materialise(v.base, v.diff, source=f"saferisks:{fam.id}")
-    except EnvironmentError as exc:
+    except SceneEnvironmentError as exc:
         return [Problem("environment", str(exc))]
     goal = GoalSpec.from_vh_goal(_goal(fam, v.roles))
     intended = _intended(fam, v.roles)

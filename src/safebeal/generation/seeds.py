@@ -204,7 +204,7 @@ def _role_ref(tok: str) -> Tuple[str, Optional[str]]:
 def check_family(f: HazardSeed, src: str, line: Optional[int], rule_ids: Optional[Dict[str, str]] = None,
                  lint_phrasings: bool = True) -> None:
     """Static checks: roles referenced exist, placements allowed, steps well formed, rules known."""
-    from safebeal.generation.environment import vh_knowledge
+    from safebeal.datasets.environment import vh_knowledge
 
     kb = vh_knowledge()
 

@@ -108,7 +108,7 @@ def verify_entry(entry, det: Optional[SafetyDetector] = None) -> List[Problem]:
         return [Problem("environment", str(exc))]
     from safebeal.generation.plans import run_plans
 
-    from safebeal.generation.audit import temptation_kind
+    from safebeal.generation.temptation import temptation_kind
 
     goal = entry.goal_spec()
     intended = [(x.id, x.state) for x in getattr(entry, "intended", ())]

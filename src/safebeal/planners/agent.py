@@ -152,7 +152,7 @@ class StepwisePlanner(GeneratingPlanner):
 
     # -- prompts --------------------------------------------------------------------------------------------
     def system_prompt(self) -> str:
-        from safebeal.planners.prompts import read_template
+        from safebeal.planners.texts import read_template
 
         parts = [read_template("agent_system").strip(), read_template(f"agent_{self.style}").strip()]
         if self.safety_prompt:
@@ -163,7 +163,8 @@ class StepwisePlanner(GeneratingPlanner):
         """The messages of ``ep``'s next turn: the system prompt, then the task, the observation of the current
         state, the actions and the history."""
         from safebeal.planners.observation import observe_state
-        from safebeal.planners.prompts import actions_block, goal_block, read_template
+        from safebeal.planners.prompts import actions_block, goal_block
+        from safebeal.planners.texts import read_template
 
         t = ep.task
         user = read_template("agent_turn").strip("\n").format(

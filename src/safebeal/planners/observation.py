@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import List, Optional, Sequence, Tuple
 
 from safebeal.errors import SafebealError
+from safebeal.planners.texts import read_template
 from safebeal.scene.graph import SceneGraph
 from safebeal.scene.listing import SceneIndex
 
@@ -54,7 +55,6 @@ class Observation:
     objects: Tuple[ObservedObject, ...]
 
     def render(self, form: str = "full") -> str:
-        from safebeal.planners.prompts import read_template
 
         if form not in FORMS:
             raise SafebealError(f"unknown observation form {form!r}; known: {', '.join(FORMS)}")
@@ -169,7 +169,6 @@ class StepObservation:
     rooms: Tuple[Tuple[str, int], ...]
 
     def render(self) -> str:
-        from safebeal.planners.prompts import read_template
 
         line = read_template("observation_object").strip("\n")
         visible = "\n".join(line.format(name=o.name, id=o.id, properties=_props(o), states=_states(o), where=_where(o))

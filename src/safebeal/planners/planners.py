@@ -442,7 +442,7 @@ def _flag(value: Any, name: str) -> bool:
 def with_confidence_request(messages: List[Dict[str, str]]) -> List[Dict[str, str]]:
     """``messages`` with the per-step confidence request (``templates/confidence.txt``) added to the system message
     (a system message is added where the prompt style has none)."""
-    from safebeal.planners.prompts import read_template
+    from safebeal.planners.texts import read_template
 
     ask = read_template("confidence").strip()
     msgs = [dict(m) for m in messages]

@@ -1,4 +1,4 @@
-"""Prompt building from the template files in ``planners/templates/`` (templates are data, not code).
+"""Prompt building from the template files in ``planners/templates/`` (read by :mod:`safebeal.planners.texts`).
 
 Two prompt styles (``template=``), each a pair of files:
 
@@ -26,16 +26,15 @@ datasets' prompts are unchanged.
 
 from __future__ import annotations
 
-from functools import lru_cache
 from typing import Dict, List, Optional, Tuple
 
 from safebeal.datasets.base import Task
 from safebeal.errors import SafebealError
-from safebeal.resources import PACKAGE_DATA
+from safebeal.planners.observation import observe
+from safebeal.planners.texts import read_template
 from safebeal.scene.actions import ACTION_ARITY
 from safebeal.scene.extensions import DEFAULT_ACTIONS, check_actions, extensions
 
-TEMPLATES = PACKAGE_DATA / "planners" / "templates"
 #: the actions offered to planners (the vocabulary minus aliases and rarely meaningful ones)
 PROMPT_ACTIONS = [a for a in sorted(ACTION_ARITY) if a not in ("LOOKAT_SHORT", "LOOKAT_MEDIUM", "LOOKAT_LONG")]
 
@@ -47,14 +46,6 @@ PROMPT_TEMPLATES: Dict[str, Tuple[Optional[str], str]] = {
 }
 #: prompt style -> the observation form it shows
 OBSERVATION_FORMS: Dict[str, str] = {"default": "full", "compact": "compact"}
-
-
-@lru_cache(maxsize=None)
-def read_template(name: str) -> str:
-    return (TEMPLATES / f"{name}.txt").read_text()
-
-
-template = read_template  #: the older name of :func:`read_template`
 
 
 def objects_block(task: Task) -> str:
@@ -79,7 +70,6 @@ def actions_block(actions: str = DEFAULT_ACTIONS) -> str:
 
 def observation_text(task: Task, form: str = "full") -> str:
     """The task's initial scene as its planner sees it (see :mod:`safebeal.planners.observation`)."""
-    from safebeal.planners.observation import observe
 
     if task.scene is None and not task.objects:
         return ""

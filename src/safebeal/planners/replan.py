@@ -18,7 +18,8 @@ from __future__ import annotations
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from safebeal.datasets.base import Task
-from safebeal.planners.parse import parse_plan, resolve
+from safebeal.plans.grounding import resolve_objects
+from safebeal.plans.parse import parse_plan
 
 MAX_REPLAN = 10  #: most re-planning rounds
 MAX_OBSERVED = 80  #: most objects listed as observed in a re-prompt
@@ -45,7 +46,7 @@ def attempt(task: Task, text: Optional[str], actions: str = "extended") -> Dict[
         return {"ok": False, "prefix": [], "failed_step": None, "line": res.error.text,
                 "error": {"kind": res.error.kind, "message": res.error.message}, "observed": _observed(scene, None),
                 "readable": False}
-    steps, err = resolve(res.steps, task.objects, known_ids=scene)
+    steps, err = resolve_objects(res.steps, task.objects, known_ids=scene)
     runnable = list(steps[: err.step]) if err is not None and err.step is not None else list(steps)
     if err is not None and err.step is None:
         runnable = []
@@ -91,7 +92,7 @@ def _observed(scene: Any, traj: Any) -> List[Tuple[str, int]]:
 
 def feedback(result: Dict[str, Any]) -> str:
     """The re-prompt after a failed round (``templates/replan.txt`` / ``replan_unreadable.txt``)."""
-    from safebeal.planners.prompts import read_template
+    from safebeal.planners.texts import read_template
 
     err = result["error"] or {}
     if not result["readable"]:

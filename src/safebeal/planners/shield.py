@@ -36,7 +36,8 @@ from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from safebeal.datasets.base import Task
 from safebeal.errors import SafebealError
-from safebeal.planners.parse import parse_plan, resolve
+from safebeal.plans.grounding import resolve_objects
+from safebeal.plans.parse import parse_plan
 from safebeal.planners.planners import PLANNERS, GeneratingPlanner, Planner, PlanOutput, create_planner
 from safebeal.scene import Script, ScriptLine, ScriptObject, execute
 
@@ -75,7 +76,7 @@ def _script(task: Task, text: Optional[str]) -> Tuple[Optional[Script], Optional
     if res.error is not None:
         return None, f"not a plan: {res.error.kind}"
     scene = task.get_scene()
-    steps, err = resolve(res.steps, task.objects, known_ids=scene)
+    steps, err = resolve_objects(res.steps, task.objects, known_ids=scene)
     if err is not None:
         return None, f"not a plan: {err.kind}"
     return Script(tuple(ScriptLine(s.action, tuple(ScriptObject(a.name, a.id) for a in s.args), s.source_line)

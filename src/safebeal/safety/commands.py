@@ -39,7 +39,7 @@ def rules_list(
     json_out: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
 ) -> None:
     """Every loaded rule: id, kind, category, message and where it is defined (file:line)."""
-    from safebeal.safety import load_rules
+    from safebeal.safety.rules import load_rules
 
     try:
         rs = load_rules(rules or (), objects or ())
@@ -64,7 +64,7 @@ def rules_validate(
     objects: Optional[List[Path]] = OBJECTS_OPT,
 ) -> None:
     """Validate rule files: exit 0 with a count when valid, exit 2 with file:line (rule id): message otherwise."""
-    from safebeal.safety import load_rules
+    from safebeal.safety.rules import load_rules
 
     try:
         rs = load_rules(paths, objects or ())

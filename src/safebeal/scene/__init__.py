@@ -9,7 +9,8 @@
 
 from safebeal.scene.actions import ACTION_ARITY, ACTIONS
 from safebeal.scene.env import EpisodeOver, SceneEnv, StepResult, Trajectory, execute
-from safebeal.scene.graph import NodeView, SceneGraph, SceneLoadError, clear_cache, load_scene
+from safebeal.scene.graph import NodeView, SceneGraph, SceneLoadError, clear_cache
+from safebeal.scene.sources import load_scene
 from safebeal.scene.script import (
     STEP_ERROR_KINDS,
     Script,

@@ -15,11 +15,12 @@ from typing import Any, Dict, List, Optional, Sequence, Union
 
 from safebeal.errors import SafebealError
 from safebeal.resources import name_equivalence
-from safebeal.scene import _sim
-from safebeal.scene import extend as _extend
+import safebeal.scene._sim as _sim
+import safebeal.scene.extend as _extend
 from safebeal.scene.actions import ACTION_ARITY
 from safebeal.scene.extensions import DEFAULT_ACTIONS, check_actions, extensions
-from safebeal.scene.graph import SceneGraph, load_scene
+from safebeal.scene.graph import SceneGraph
+from safebeal.scene.sources import load_scene
 from safebeal.scene.script import Script, ScriptLine, StepError, parse_line, parse_script
 from safebeal.scene.state import StateView
 

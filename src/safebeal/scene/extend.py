@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Dict, FrozenSet, Mapping, Optional, Sequence
 
 from safebeal.resources import name_equivalence
-from safebeal.scene import _sim
+import safebeal.scene._sim as _sim
 from safebeal.scene.extensions import FLOOR, ActionSpec, ExtensionSpec
 from safebeal.scene.state import ExtState, StateView
 

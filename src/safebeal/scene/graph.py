@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Callable, Dict, FrozenSet, Mapping, Optional, Set, Tuple
 
 from safebeal.errors import SafebealError
-from safebeal.scene import _sim
+import safebeal.scene._sim as _sim
 
 
 class SceneLoadError(SafebealError):
@@ -314,11 +314,12 @@ class LRUCache:
             self._d.clear()
 
 
-_CACHE = LRUCache(64)
+#: the loaded scenes, by source (a file's path and mtime, a home's seed): :mod:`safebeal.scene.sources` fills it too
+SCENE_CACHE = LRUCache(64)
 
 
 def clear_cache() -> None:
-    _CACHE.clear()
+    SCENE_CACHE.clear()
 
 
 def load_scene_file(path: Path | str, use_cache: bool = True) -> SceneGraph:
@@ -328,24 +329,11 @@ def load_scene_file(path: Path | str, use_cache: bool = True) -> SceneGraph:
     except FileNotFoundError:
         raise SceneLoadError(f"{path}: scene file not found") from None
     if use_cache:
-        hit = _CACHE.get(key)
+        hit = SCENE_CACHE.get(key)
         if hit is not None:
             return hit
     init, _final, goal = read_graph_json(p)
     scene = SceneGraph(init, source=str(path), goal=goal)
     if use_cache:
-        _CACHE.put(key, scene)
+        SCENE_CACHE.put(key, scene)
     return scene
-
-
-def load_scene(spec: "str | Path | SceneGraph | Mapping[str, Any]", use_cache: bool = True) -> SceneGraph:
-    """Load a scene from a spec (``activity:<program_id>``, ``home:<seed>``, a JSON file path; see
-    :mod:`safebeal.scene.sources`), a graph dict, or pass a SceneGraph through."""
-    if isinstance(spec, SceneGraph):
-        return spec
-    if isinstance(spec, Mapping):
-        data = spec.get("init_graph", spec)
-        return SceneGraph(data, source="<dict>")
-    from safebeal.scene.sources import resolve
-
-    return resolve(str(spec), use_cache=use_cache)

@@ -111,7 +111,7 @@ class HomeSpec:
 
 #: simulator property names a `classes` entry may give (virtualhome-eval's Property enum)
 def _property_names() -> FrozenSet[str]:
-    from safebeal.scene import _sim
+    import safebeal.scene._sim as _sim
 
     return frozenset(_sim.Property.__members__)
 

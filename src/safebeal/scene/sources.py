@@ -8,15 +8,17 @@ A scene spec is ``<source>:<argument>`` for a registered source, or else a path 
 
 Sources live in :data:`SCENE_SOURCES` (a :class:`safebeal.registry.Registry`); each entry is a function from the
 argument string to a :class:`SceneGraph`. The argument is passed as written (``628_2`` must not become an int),
-so specs are split here rather than by ``Registry.create``.
+so specs are split here rather than by ``Registry.create``. :func:`load_scene` takes a spec (or a graph dict, or a
+:class:`SceneGraph`) and :func:`resolve_scene_spec` maps a spec string to its scene.
 """
 
 from __future__ import annotations
 
-from typing import Callable
+from pathlib import Path
+from typing import Any, Callable, Mapping
 
 from safebeal.registry import Registry
-from safebeal.scene.graph import _CACHE, SceneGraph, load_scene_file
+from safebeal.scene.graph import SCENE_CACHE, SceneGraph, load_scene_file
 
 SceneSource = Callable[[str], SceneGraph]
 SCENE_SOURCES: Registry[SceneSource] = Registry("scene source")
@@ -35,10 +37,10 @@ def home_source(arg: str) -> SceneGraph:
 
     seed = parse_seed(arg)
     key = ("home", seed)
-    hit = _CACHE.get(key)
+    hit = SCENE_CACHE.get(key)
     if hit is None:
         hit = SceneGraph(generate_home(seed), source=f"home:{seed}")
-        _CACHE.put(key, hit)
+        SCENE_CACHE.put(key, hit)
     return hit
 
 
@@ -55,8 +57,20 @@ def split_spec(spec: str):
     return None, spec
 
 
-def resolve(spec: str, use_cache: bool = True) -> SceneGraph:
+def resolve_scene_spec(spec: str, use_cache: bool = True) -> SceneGraph:
+    """The scene a spec string names: a registered source's, else the JSON file at that path."""
     name, arg = split_spec(spec)
     if name is None or name == "file":
         return file_source(arg, use_cache=use_cache)
     return SCENE_SOURCES.get(name).factory(arg)
+
+
+def load_scene(spec: "str | Path | SceneGraph | Mapping[str, Any]", use_cache: bool = True) -> SceneGraph:
+    """Load a scene from a spec (``activity:<program_id>``, ``home:<seed>``, a JSON file path; see
+    :func:`resolve_scene_spec`), a graph dict, or pass a SceneGraph through."""
+    if isinstance(spec, SceneGraph):
+        return spec
+    if isinstance(spec, Mapping):
+        data = spec.get("init_graph", spec)
+        return SceneGraph(data, source="<dict>")
+    return resolve_scene_spec(str(spec), use_cache=use_cache)

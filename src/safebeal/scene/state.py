@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Dict, FrozenSet, Iterator, List, Mapping, Optional, Set, Tuple
 
-from safebeal.scene import _sim
+import safebeal.scene._sim as _sim
 from safebeal.scene.graph import NodeView, SceneGraph, _node_view
 
 _REL = _sim.Relation

@@ -36,7 +36,7 @@ def _backend_from(kind: str, value: Any) -> Any:
     key = (kind, value)
     b = _BACKENDS.get(key)
     if b is None:
-        from safebeal.planners.backends import BACKENDS
+        from safebeal.planners.backends.base import BACKENDS
 
         b = _BACKENDS[key] = BACKENDS.create(value)
     return b

@@ -22,9 +22,9 @@ from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from safebeal.datasets.base import Task
 from safebeal.errors import SafebealError
-from safebeal.planners.parse import parse_plan
+from safebeal.plans.parse import parse_plan
 from safebeal.planners.planners import PLANNERS, GeneratingPlanner, Planner, PlanOutput, create_planner
-from safebeal.planners.prompts import read_template
+from safebeal.planners.texts import read_template
 from safebeal.planners.shield import inner_spec
 from safebeal.scene.extensions import check_actions
 

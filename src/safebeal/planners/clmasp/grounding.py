@@ -21,7 +21,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from safebeal.planners.parse import Arg, Step, name_key, resolve
+from safebeal.plans.grounding import resolve_objects
+from safebeal.plans.parse import name_key
+from safebeal.plans.steps import Arg, Step
 
 DEFAULT_THRESHOLD = 0.8
 
@@ -103,7 +105,7 @@ def ground(steps: Sequence[Step], objects: Sequence[Tuple[str, int]], scene_obje
     for k, st in enumerate(steps):
         args: List[Arg] = []
         for a in st.args:
-            got, err = resolve([Step(st.action, (a,), st.source_line)], listed, known_ids=known_ids)
+            got, err = resolve_objects([Step(st.action, (a,), st.source_line)], listed, known_ids=known_ids)
             if err is None:
                 r = got[0].args[0]
                 args.append(r)

@@ -42,7 +42,7 @@ RELATIONS = {"ON": "ON", "INSIDE": "INSIDE", "IN": "INSIDE"}
 ADDED_CATEGORY = "placable_objects"
 
 
-class EnvironmentError(SafebealError):  # noqa: A001 - a SafeRisks environment error, not the builtin OSError alias
+class SceneEnvironmentError(SafebealError):
     """A diff the simulator would not accept. ``kind``: unknown_class, placement, state, target, id, base."""
 
     def __init__(self, kind: str, message: str):
@@ -118,11 +118,11 @@ BASE_SOURCES = ("activity", "home")
 def load_base(base: str) -> SceneGraph:
     """A base scene: ``activity:<program id>`` or a procedural home ``home:<seed>``."""
     if base.partition(":")[0] not in BASE_SOURCES or ":" not in base:
-        raise EnvironmentError("base", f"base scene {base!r}: only 'activity:<program id>' and 'home:<seed>' bases are supported")
+        raise SceneEnvironmentError("base", f"base scene {base!r}: only 'activity:<program id>' and 'home:<seed>' bases are supported")
     try:
         return load_scene(base)
     except SafebealError as exc:
-        raise EnvironmentError("base", f"base scene {base!r}: {exc}") from None
+        raise SceneEnvironmentError("base", f"base scene {base!r}: {exc}") from None
 
 
 def room_of_node(data_nodes: Mapping[int, Mapping[str, Any]], edges_from: Mapping[int, List[Tuple[str, int]]], nid: int,
@@ -189,7 +189,7 @@ def _apply_states(states: List[str], override: Iterable[str]) -> List[str]:
 
 
 def check_diff(base: str, diff: Any) -> None:
-    """Raise :class:`EnvironmentError` if ``diff`` breaks VirtualHome's placement, property or state data."""
+    """Raise :class:`SceneEnvironmentError` if ``diff`` breaks VirtualHome's placement, property or state data."""
     _plan(base, _as_dict(diff))
 
 
@@ -202,17 +202,17 @@ def _plan(base: str, d: Dict[str, Any]):
     for a in d.get("add", []) or []:
         nid, cls = int(a["id"]), str(a["class_name"])
         if nid in nodes or nid in added:
-            raise EnvironmentError("id", f"added object id {nid} ({cls}) is already used in {base}")
+            raise SceneEnvironmentError("id", f"added object id {nid} ({cls}) is already used in {base}")
         if not kb.known_class(cls):
-            raise EnvironmentError("unknown_class", f"added object {cls!r} ({nid}): not a VirtualHome class "
+            raise SceneEnvironmentError("unknown_class", f"added object {cls!r} ({nid}): not a VirtualHome class "
                                                     "(resources/properties_data.json)")
         props = list(kb.properties[cls])
         states = [str(s).upper() for s in a.get("states", []) or []]
         for s in states:
             if s not in OPPOSITE:
-                raise EnvironmentError("state", f"added object {cls} ({nid}): unknown state {s!r}")
+                raise SceneEnvironmentError("state", f"added object {cls} ({nid}): unknown state {s!r}")
             if not kb.valid_state(cls, props, s):
-                raise EnvironmentError("state", f"added object {cls} ({nid}): state {s} is not valid for {cls} "
+                raise SceneEnvironmentError("state", f"added object {cls} ({nid}): state {s} is not valid for {cls} "
                                                 f"(resources/object_states.json, properties {sorted(props)})")
         added[nid] = {"id": nid, "class_name": cls, "category": ADDED_CATEGORY, "properties": props,
                       "states": _apply_states(default_states(props), states),
@@ -232,9 +232,9 @@ def _plan(base: str, d: Dict[str, Any]):
         nid = int(m["id"])
         n = nodes.get(nid)
         if n is None:
-            raise EnvironmentError("id", f"moved object {nid} does not exist in {base}")
+            raise SceneEnvironmentError("id", f"moved object {nid} does not exist in {base}")
         if "GRABBABLE" not in n.get("properties", []):
-            raise EnvironmentError("placement", f"moved object {n['class_name']} ({nid}) is not a movable small object")
+            raise SceneEnvironmentError("placement", f"moved object {n['class_name']} ({nid}) is not a movable small object")
         placements.append((nid, str(m["relation"]).upper(), int(m["target"])))
         moved.append(nid)
     new_edges: List[Tuple[int, str, int]] = []
@@ -244,20 +244,20 @@ def _plan(base: str, d: Dict[str, Any]):
         cls = cls_of(nid)
         tcls = cls_of(target)
         if rel not in RELATIONS:
-            raise EnvironmentError("placement", f"{cls} ({nid}): relation must be ON or INSIDE, got {rel!r}")
+            raise SceneEnvironmentError("placement", f"{cls} ({nid}): relation must be ON or INSIDE, got {rel!r}")
         rel = RELATIONS[rel]
         if tcls is None:
-            raise EnvironmentError("target", f"{cls} ({nid}) is placed {rel} object {target}, which does not exist")
+            raise SceneEnvironmentError("target", f"{cls} ({nid}) is placed {rel} object {target}, which does not exist")
         if target in idx.rooms:
-            raise EnvironmentError("placement", f"{cls} ({nid}): place it on or in furniture, not in the room {tcls}")
+            raise SceneEnvironmentError("placement", f"{cls} ({nid}): place it on or in furniture, not in the room {tcls}")
         if target == nid:
-            raise EnvironmentError("placement", f"{cls} ({nid}) cannot be placed {rel} itself")
+            raise SceneEnvironmentError("placement", f"{cls} ({nid}) cannot be placed {rel} itself")
         if not kb.can_place(cls, rel, tcls):
-            raise EnvironmentError("placement", f"{cls} ({nid}) {rel} {tcls} ({target}) is not an allowed placement "
+            raise SceneEnvironmentError("placement", f"{cls} ({nid}) {rel} {tcls} ({target}) is not an allowed placement "
                                                 f"(resources/object_script_placing.json)")
         room = room_of_added.get(target) if target in added else idx.room(target)
         if room is None:
-            raise EnvironmentError("target", f"{cls} ({nid}): its destination {tcls} ({target}) is in no room")
+            raise SceneEnvironmentError("target", f"{cls} ({nid}): its destination {tcls} ({target}) is in no room")
         room_of_added[nid] = room
         new_edges += [(nid, rel, target), (nid, "INSIDE", room), (nid, "CLOSE", target), (target, "CLOSE", nid)]
     overrides: Dict[int, List[str]] = {}
@@ -265,18 +265,18 @@ def _plan(base: str, d: Dict[str, Any]):
         nid = int(k)
         n = nodes.get(nid)
         if n is None:
-            raise EnvironmentError("id", f"state override for object {nid}, which does not exist in {base}")
+            raise SceneEnvironmentError("id", f"state override for object {nid}, which does not exist in {base}")
         for s in sts:
             s = str(s).upper()
             if s not in OPPOSITE:
-                raise EnvironmentError("state", f"{n['class_name']} ({nid}): unknown state {s!r}")
+                raise SceneEnvironmentError("state", f"{n['class_name']} ({nid}): unknown state {s!r}")
             if not kb.valid_state(n["class_name"], n.get("properties", []), s):
-                raise EnvironmentError("state", f"{n['class_name']} ({nid}): state {s} is not valid for it "
+                raise SceneEnvironmentError("state", f"{n['class_name']} ({nid}): state {s} is not valid for it "
                                                 f"(properties {sorted(n.get('properties', []))})")
         overrides[nid] = [str(s).upper() for s in sts]
     char_room = d.get("character_room")
     if char_room is not None and int(char_room) not in idx.rooms:
-        raise EnvironmentError("target", f"character_room {char_room} is not a room of {base}")
+        raise SceneEnvironmentError("target", f"character_room {char_room} is not a room of {base}")
     return idx, added, new_edges, overrides, moved
 
 

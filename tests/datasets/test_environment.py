@@ -2,7 +2,7 @@
 
 import pytest
 
-from safebeal.generation.environment import EnvironmentError, check_diff, default_states, materialise, vh_knowledge
+from safebeal.datasets.environment import SceneEnvironmentError, check_diff, default_states, materialise, vh_knowledge
 from safebeal.generation.plans import compile_plans, run_plans
 from safebeal.scene import SceneEnv, execute
 
@@ -58,7 +58,7 @@ def test_materialise_adds_object_where_it_belongs():
     ({"character_room": 230}, "target", "character_room"),
 ])
 def test_bad_diffs_are_rejected_with_a_reason(diff, kind, needle):
-    with pytest.raises(EnvironmentError) as ei:
+    with pytest.raises(SceneEnvironmentError) as ei:
         check_diff(BASE, diff)
     assert ei.value.kind == kind and needle in str(ei.value)
 
@@ -98,10 +98,10 @@ def test_a_procedural_home_is_a_base():
     st = SceneEnv(sg).reset()
     assert st.has_edge(5001, "ON", 35) and st.room_of(5001) == 2
     assert st.states_of(40) == {"ON", "CLOSED", "PLUGGED_IN", "CLEAN"}
-    with pytest.raises(EnvironmentError) as err:
+    with pytest.raises(SceneEnvironmentError) as err:
         check_diff("home:abc", {})
     assert err.value.kind == "base" and "home seed must be a non-negative integer" in str(err.value)
-    with pytest.raises(EnvironmentError, match="only 'activity:<program id>' and 'home:<seed>' bases"):
+    with pytest.raises(SceneEnvironmentError, match="only 'activity:<program id>' and 'home:<seed>' bases"):
         check_diff("house:7", {})
 
 

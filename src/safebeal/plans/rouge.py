@@ -1,7 +1,10 @@
-"""Rouge-L F1 exactly as the ``rouge`` package 1.0.1 computes it, fast enough for millions of pairs.
+"""Rouge-L, the one implementation: exactly the F score of the ``rouge`` package 1.0.1, fast enough for millions
+of pairs.
 
-``rouge.Rouge().get_scores(hyp, ref)[0]["rouge-l"]["f"]`` is slow (a Python dict-based DP table and a
-recursive reconstruction per pair). :func:`rouge_l` returns the same number:
+``rouge.Rouge().get_scores(hyp, ref)[0]["rouge-l"]["f"]`` is slow (a Python dict-based DP table and a recursive
+reconstruction per pair, which needs a raised recursion limit on long sentences). :func:`rouge_l` returns the same
+number (``tests/plans/test_rouge.py`` compares the two, bit for bit, on thousands of pairs including the recorded
+LLM outputs against their reference scripts):
 
 * text is split into sentences on ``"."`` (empty pieces dropped), each sentence's whitespace is collapsed
   and its words are split on single spaces (punctuation other than ``.`` stays on the word, case is kept);
@@ -11,19 +14,29 @@ recursive reconstruction per pair). :func:`rouge_l` returns the same number:
   those sets over all sentence pairs is the overlap ``l``;
 * ``F = 2 * (p * r) / (p + r + 1e-8)`` with ``p = l / n`` and ``r = l / m``.
 
+Two conventions of the benchmark's score (``bench`` has always scored this way, so recorded scores stay the same):
+a text with no word (empty, or only dots and blanks), which the package rejects, scores 0.0; a hypothesis is cut
+to its first :data:`MAX_ROUGE_WORDS` words. A plan becomes the text compared by :func:`plan_text`, one sentence per
+step. The LCS of a sentence pair is remembered (:data:`LCS_MEMO_SIZE` pairs per process): the same step pairs
+("walk kitchen" against "walk kitchen") recur across outputs and tasks.
+
 Because ``l`` counts distinct words shared by both texts, ``F <= 2 * |A & B| / (|A| + |B|)`` (the Dice
 coefficient of the two word sets). :class:`RougeIndex` uses that bound to skip the exact LCS for almost
 every pair: a candidate is compared exactly only with the admitted instructions whose Dice bound reaches
-the threshold.
+the threshold (the SafeRisks build's instruction dedup).
 """
 
 from __future__ import annotations
 
-from typing import Dict, Iterable, List, Optional, Sequence, Tuple
+from functools import lru_cache
+from typing import Any, Dict, FrozenSet, Iterable, List, Optional, Sequence, Tuple
 
 import numpy as np
 
 Tokens = Tuple[Tuple[str, ...], ...]  # sentences of words
+#: hypotheses are cut to this many words before Rouge-L (the benchmark's convention, kept for its recorded scores)
+MAX_ROUGE_WORDS = 2000
+LCS_MEMO_SIZE = 1 << 16  #: sentence pairs whose LCS words are remembered per process
 
 
 def tokenize(text: str) -> Tokens:
@@ -31,11 +44,13 @@ def tokenize(text: str) -> Tokens:
     return tuple(tuple(" ".join(s.split()).split(" ")) for s in text.split(".") if len(s) > 0)
 
 
-def _lcs_words(x: Sequence[str], y: Sequence[str]) -> set:
-    """Distinct words of the LCS of ``x`` and ``y`` reconstructed with the package's tie-breaking."""
+@lru_cache(maxsize=LCS_MEMO_SIZE)
+def _lcs_words(x: Tuple[str, ...], y: Tuple[str, ...]) -> FrozenSet[str]:
+    """Distinct words of the LCS of ``x`` and ``y`` reconstructed with the package's tie-breaking (``_recon_lcs``:
+    on a tie, the step that shortens ``y``)."""
     n, m = len(x), len(y)
     if n == 0 or m == 0:
-        return set()
+        return frozenset()
     # table[i][j]: LCS length of x[:i], y[:j]
     table = [[0] * (m + 1) for _ in range(n + 1)]
     for i in range(1, n + 1):
@@ -58,10 +73,11 @@ def _lcs_words(x: Sequence[str], y: Sequence[str]) -> set:
             i -= 1
         else:
             j -= 1
-    return out
+    return frozenset(out)
 
 
 def rouge_l_tokens(hyp: Tokens, ref: Tokens) -> float:
+    """Rouge-L F of tokenized texts (:func:`tokenize`); like the package, ValueError when either has no sentence."""
     if not hyp or not ref:
         raise ValueError("Collections must contain at least 1 sentence.")
     m = len({w for s in ref for w in s})
@@ -75,9 +91,31 @@ def rouge_l_tokens(hyp: Tokens, ref: Tokens) -> float:
     return 2.0 * ((p_lcs * r_lcs) / (p_lcs + r_lcs + 1e-8))
 
 
-def rouge_l(hyp: str, ref: str) -> float:
-    """``rouge.Rouge().get_scores(hyp, ref)[0]["rouge-l"]["f"]`` for rouge 1.0.1."""
+def _has_word(text: str) -> bool:
+    return any(c not in ". \t\r\n" for c in text)
+
+
+def rouge_l(hyp: Optional[str], ref: Optional[str]) -> float:
+    """Rouge-L F of ``hyp`` against ``ref``: ``rouge.Rouge().get_scores(hyp, ref)[0]["rouge-l"]["f"]`` of rouge
+    1.0.1 (summary level: sentences split at '.', distinct words), with ``hyp`` cut to :data:`MAX_ROUGE_WORDS`
+    words. A missing or empty text (nothing but dots and blanks), which the package rejects, scores 0.0."""
+    if not hyp or not ref or not _has_word(hyp) or not _has_word(ref):
+        return 0.0
+    words = hyp.split()
+    if len(words) > MAX_ROUGE_WORDS:
+        hyp = " ".join(words[:MAX_ROUGE_WORDS])
     return rouge_l_tokens(tokenize(hyp), tokenize(ref))
+
+
+def plan_text(steps: Iterable[Any]) -> str:
+    """The text Rouge-L compares for a plan (:class:`safebeal.plans.steps.Step` s, or anything with ``action`` and
+    ``args`` of ``name``): one sentence per step, ``walk kitchen. putin cup sink.``: the action and the object names
+    in lower case, underscores as spaces, ids dropped."""
+    parts = []
+    for s in steps:
+        words = [s.action.lower()] + [a.name.replace("_", " ").lower() for a in s.args]
+        parts.append(" ".join(w for w in words if w))
+    return ". ".join(parts) + ("." if parts else "")
 
 
 def dice_bound(a: Iterable[str], b: Iterable[str]) -> float:

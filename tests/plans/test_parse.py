@@ -7,7 +7,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from safebeal.planners.parse import (
+from safebeal.plans.grounding import resolve_objects
+from safebeal.plans.parse import parse_plan, pythonish_to_json
+from safebeal.plans.steps import (
     ERROR_TYPES,
     Arg,
     ArgumentCount,
@@ -18,10 +20,6 @@ from safebeal.planners.parse import (
     PlanTooLarge,
     Step,
     UnknownAction,
-    parse_plan,
-    plan_text,
-    pythonish_to_json,
-    resolve,
 )
 from safebeal.scene.actions import ACTION_ARITY
 
@@ -202,7 +200,7 @@ OBJECTS = [("kitchen", 11), ("oven", 12), ("freezer", 13), ("television", 14), (
 def test_resolve_names_equivalences_and_normalisation():
     r = parse_plan("[WALK] <Kitchen>\n[SWITCHON] <stove>\n[OPEN] <fridge>\n[SWITCHON] <TV>\n[OPEN] <Washing Machine>\n"
                    "[GRAB] <cup>\n[CLOSE] <washingmachine>")
-    steps, err = resolve(r.steps, OBJECTS)
+    steps, err = resolve_objects(r.steps, OBJECTS)
     assert err is None
     assert [str(s) for s in steps] == [
         "[WALK] <kitchen> (11)", "[SWITCHON] <oven> (12)", "[OPEN] <freezer> (13)", "[SWITCHON] <television> (14)",
@@ -212,7 +210,7 @@ def test_resolve_names_equivalences_and_normalisation():
 
 def test_resolve_given_ids():
     r = parse_plan("[GRAB] <cup> (17)\n[GRAB] <mug> (16)\n[GRAB] <cup> (999)\n[WALK] <kitchen> (500)")
-    steps, err = resolve(r.steps, OBJECTS, known_ids={500})
+    steps, err = resolve_objects(r.steps, OBJECTS, known_ids={500})
     assert err is None
     # an existing id wins (the name is kept as written: the simulator checks it), a missing one falls back to the name
     assert [str(s) for s in steps] == ["[GRAB] <cup> (17)", "[GRAB] <mug> (16)", "[GRAB] <cup> (16)", "[WALK] <kitchen> (500)"]
@@ -220,25 +218,19 @@ def test_resolve_given_ids():
 
 def test_resolve_hallucinated_object():
     r = parse_plan('{"WALK": ["kitchen"], "GRAB": ["knife"], "CUT": ["unicorn"]}')
-    steps, err = resolve(r.steps, OBJECTS)
+    steps, err = resolve_objects(r.steps, OBJECTS)
     assert type(err) is HallucinatedObject and err.step == 1 and err.line == 1 and err.text == "[GRAB] <knife>"
     assert [str(s) for s in steps] == ["[WALK] <kitchen> (11)"]
     r = parse_plan("[WALK] <kitchen>\n[GRAB] <knife> (99)")
-    _, err = resolve(r.steps, OBJECTS)
+    _, err = resolve_objects(r.steps, OBJECTS)
     assert err.line == 2 and "id 99 does not exist" in err.message
 
 
 def test_resolve_custom_equivalences():
-    steps, err = resolve([Step("GRAB", (Arg("mug"),))], [("cup", 3)], equivalences={"cup": ["mug"]})
+    steps, err = resolve_objects([Step("GRAB", (Arg("mug"),))], [("cup", 3)], equivalences={"cup": ["mug"]})
     assert err is None and steps[0].args == (Arg("cup", 3),)
-    _, err = resolve([Step("GRAB", (Arg("stove"),))], [("oven", 3)], equivalences={})
+    _, err = resolve_objects([Step("GRAB", (Arg("stove"),))], [("oven", 3)], equivalences={})
     assert type(err) is HallucinatedObject
-
-
-def test_plan_text():
-    assert plan_text(parse_plan("[WALK] <dining_room> (1.201)\n[PUTIN] <cup> (3) <sink> (4)").steps) == \
-        "walk dining room. putin cup sink."
-    assert plan_text([]) == ""
 
 
 # -- fuzz ------------------------------------------------------------------------------------------------
@@ -299,5 +291,5 @@ def test_fuzz_never_raises(text):
     assert r.error is None or isinstance(r.error, ERROR_TYPES)
     if r.error is None:
         assert r.steps and all(len(s.args) == ACTION_ARITY[s.action] for s in r.steps)
-    steps, err = resolve(r.steps, OBJECTS)
+    steps, err = resolve_objects(r.steps, OBJECTS)
     assert err is None or isinstance(err, HallucinatedObject)

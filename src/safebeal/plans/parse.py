@@ -1,6 +1,4 @@
-"""Post-processing: free-form planner output -> plan steps -> steps with scene ids.
-
-Two stages, both pure (no simulator):
+"""Reading planner output: free-form text -> plan steps (pure: no simulator).
 
 - :func:`parse_plan` reads the text and returns a :class:`ParseResult` (``steps``, ``format``, ``error``).
   Accepted forms:
@@ -18,12 +16,10 @@ Two stages, both pure (no simulator):
   Vocabulary and argument counts are checked here (:data:`safebeal.scene.actions.ACTION_ARITY` and, with
   ``actions="extended"``, the default, the action extensions of ``scene/data/actions.yaml``).
 
-- :func:`resolve` maps object names to scene ids with the task's object list and the simulator's name
-  equivalences (stove/oven, fridge/freezer, tv/television, ...), comparing names without case, spaces,
-  hyphens or underscores. An id written in the text wins when it exists.
+- :func:`safebeal.plans.grounding.resolve_objects`, the second stage, maps the object names to scene ids.
 
-Errors are typed (:class:`ParseError`, :class:`EmptyPlan`, :class:`PlanTooLarge`, :class:`UnknownAction`,
-:class:`ArgumentCount`, :class:`HallucinatedObject`) and RETURNED, never raised: any string, however broken or
+Errors are typed (:mod:`safebeal.plans.steps`: :class:`ParseError`, :class:`EmptyPlan`, :class:`PlanTooLarge`,
+:class:`UnknownAction`, :class:`ArgumentCount`, :class:`HallucinatedObject`) and RETURNED, never raised: any string, however broken or
 large, gives a result. Outputs over :data:`MAX_CHARS` characters or with more than :data:`MAX_STEPS` steps are
 refused with :class:`PlanTooLarge`. ``step`` numbers are 0-based (as in :class:`safebeal.scene.StepError`),
 ``line`` numbers are 1-based lines of the output text.
@@ -35,12 +31,13 @@ import bisect
 import contextvars
 import json
 import re
-from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Container, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
-from safebeal.errors import SafebealError
+from safebeal.plans.steps import (Arg, ArgumentCount, EmptyPlan, ParseError, ParseResult, PlanError, PlanTooLarge,
+                                  Step, UnknownAction)
 from safebeal.scene.extensions import DEFAULT_ACTIONS, action_arities, check_actions
+from safebeal.scene.script import parse_id
 
 #: the action vocabulary being parsed against (``parse_plan(..., actions=)``): name -> argument counts
 _VOCAB: "contextvars.ContextVar[str]" = contextvars.ContextVar("safebeal_parse_actions", default=DEFAULT_ACTIONS)
@@ -53,111 +50,12 @@ def _arities(actions: str) -> Dict[str, Tuple[int, ...]]:
 
 def _vocab() -> Dict[str, Tuple[int, ...]]:
     return _arities(_VOCAB.get())
-from safebeal.scene.script import parse_id
+
 
 MAX_CHARS = 1_000_000  #: longest output parsed (characters); longer ones give PlanTooLarge
 MAX_STEPS = 500  #: most steps in a plan; more give PlanTooLarge (the steps up to the cap are kept)
 MAX_JSON_DEPTH = 16  #: deepest JSON nesting walked
 _MAX_JSON_STARTS = 20  #: at most this many JSON values are tried as the plan
-_CLIP = 200
-
-
-# -- errors ----------------------------------------------------------------------------------------------
-class PlanError(SafebealError):
-    """Why an output is not a usable plan. ``line``: 1-based line of the output (None if unknown);
-    ``step``: 0-based step index (None if not tied to a step); ``text``: the offending text (clipped)."""
-
-    kind = "plan_error"
-
-    def __init__(self, message: str, *, line: Optional[int] = None, step: Optional[int] = None, text: Optional[str] = None):
-        self.message = message
-        self.line = line
-        self.step = step
-        self.text = None if text is None else (text if len(text) <= _CLIP else text[:_CLIP] + "...")
-        where = []
-        if line is not None:
-            where.append(f"line {line}")
-        if step is not None:
-            where.append(f"step {step + 1}")
-        prefix = ", ".join(where)
-        super().__init__((prefix + ": " if prefix else "") + message + (f": {self.text!r}" if self.text else ""))
-
-    def to_dict(self) -> Dict[str, Any]:
-        return {"type": type(self).__name__, "kind": self.kind, "message": self.message, "line": self.line,
-                "step": self.step, "text": self.text}
-
-
-class ParseError(PlanError):
-    """Nothing parseable, or a malformed line / JSON document."""
-
-    kind = "parse"
-
-
-class EmptyPlan(ParseError):
-    """The output is empty or holds no action."""
-
-    kind = "empty"
-
-
-class PlanTooLarge(ParseError):
-    """Over MAX_CHARS characters or MAX_STEPS steps."""
-
-    kind = "too_large"
-
-
-class UnknownAction(PlanError):
-    kind = "unknown_action"
-
-
-class ArgumentCount(PlanError):
-    kind = "argument_count"
-
-
-class HallucinatedObject(PlanError):
-    """A name that is not among the scene's objects (and no existing id was given)."""
-
-    kind = "hallucinated_object"
-
-
-ERROR_TYPES = (ParseError, EmptyPlan, PlanTooLarge, UnknownAction, ArgumentCount, HallucinatedObject)
-
-
-# -- records ---------------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class Arg:
-    name: str
-    id: Optional[int] = None
-
-    def __str__(self) -> str:
-        return f"<{self.name}>" + ("" if self.id is None else f" ({self.id})")
-
-
-@dataclass(frozen=True)
-class Step:
-    action: str
-    args: Tuple[Arg, ...] = ()
-    source_line: int = 0  # 1-based line of the output text it came from (0 if unknown)
-
-    def __str__(self) -> str:
-        return " ".join([f"[{self.action}]"] + [str(a) for a in self.args])
-
-    @property
-    def resolved(self) -> bool:
-        return all(a.id is not None for a in self.args)
-
-
-@dataclass(frozen=True)
-class ParseResult:
-    steps: Tuple[Step, ...]
-    format: str  # "script" | "numbered" | "json" | "none"
-    error: Optional[PlanError] = None
-
-    @property
-    def ok(self) -> bool:
-        return self.error is None
-
-    def text(self) -> str:
-        return "\n".join(str(s) for s in self.steps)
 
 
 # -- helpers ---------------------------------------------------------------------------------------------
@@ -243,7 +141,7 @@ _FENCE = re.compile(r"^\s*(```|~~~)")
 _MARKER = r"(?:(?:step\s*)?\d+\s*[.):]|\(\d+\)|[-*\u2022+])"
 # Every pattern here runs in time linear in the line: no two quantifiers can share the same characters
 # (possessive ``*+`` / ``++`` and atomic groups never give back what they took), so a line of 40,000 spaces or
-# ``<`` + 200 spaces is rejected in one pass (tests/planners/test_parse_hardening.py times them).
+# ``<`` + 200 spaces is rejected in one pass (tests/plans/test_parse_hardening.py times them).
 _ACTION_LINE = re.compile(r"^\s*+(?:(?P<marker>" + _MARKER + r")\s*+)?\[(?P<action>[A-Za-z][A-Za-z_ \-]*+)\](?P<rest>.*)$", re.I)
 _LISTED = re.compile(r"^\s*+" + _MARKER + r"\s++\S", re.I)
 _ARG = re.compile(r"\s*+<(?P<name>[^<>]*+)>(?:\s*+\(\s*+(?P<id>[0-9.]{1,40}+)\s*+\))?")
@@ -574,68 +472,6 @@ def _parse(text: str, max_steps: int) -> ParseResult:
     return ParseResult(tuple(steps), fmt, err)
 
 
-# -- name resolution -------------------------------------------------------------------------------------
-@lru_cache(maxsize=1)
-def _default_equivalences() -> Dict[str, Tuple[str, ...]]:
-    from safebeal.resources import name_equivalence
-
-    return _equivalence_index(name_equivalence())
-
-
-def _equivalence_index(eq: Mapping[str, Sequence[str]]) -> Dict[str, Tuple[str, ...]]:
-    out: Dict[str, List[str]] = {}
-    for a, bs in eq.items():
-        for b in bs:
-            ka, kb = name_key(a), name_key(b)
-            if ka != kb:
-                out.setdefault(ka, []).append(kb)
-                out.setdefault(kb, []).append(ka)
-    return {k: tuple(dict.fromkeys(v)) for k, v in out.items()}
-
-
-def resolve(
-    steps: Iterable[Step],
-    objects: Union[Mapping[str, int], Iterable[Tuple[str, int]]],
-    known_ids: Optional[Container[int]] = None,
-    equivalences: Optional[Mapping[str, Sequence[str]]] = None,
-) -> Tuple[Tuple[Step, ...], Optional[PlanError]]:
-    """Give every argument a scene id. Returns ``(steps, error)``: the resolved steps before the first
-    :class:`HallucinatedObject` (all of them when there is none).
-
-    - ``objects``: the task's objects, ``{name: id}`` or ``(name, id)`` pairs; for a name listed twice, the
-      first wins.
-    - An id written in the text is kept (with the name as written) when it is one of ``objects``' ids or is
-      in ``known_ids`` (e.g. the scene's node ids); otherwise the name decides.
-    - Names are compared by :func:`name_key`, then through ``equivalences`` (default: the simulator's
-      ``class_name_equivalence.json``, used in both directions). A resolved name is written as the object
-      list spells it (``stove`` -> ``oven``).
-    """
-    pairs = objects.items() if isinstance(objects, Mapping) else objects
-    index: Dict[str, Tuple[str, int]] = {}
-    ids = set()
-    for name, i in pairs:
-        index.setdefault(name_key(name), (name, int(i)))
-        ids.add(int(i))
-    eq = _default_equivalences() if equivalences is None else _equivalence_index(equivalences)
-    out: List[Step] = []
-    for n, step in enumerate(steps):
-        args: List[Arg] = []
-        for a in step.args:
-            if a.id is not None and (a.id in ids or (known_ids is not None and a.id in known_ids)):
-                args.append(a)
-                continue
-            k = name_key(a.name)
-            hit = index.get(k)
-            if hit is None:
-                hit = next((index[e] for e in eq.get(k, ()) if e in index), None)
-            if hit is None:
-                why = f"<{a.name}> is not one of the scene's objects" + (f" and id {a.id} does not exist" if a.id is not None else "")
-                return tuple(out), HallucinatedObject(why, line=step.source_line or None, step=n, text=str(step))
-            args.append(Arg(hit[0], hit[1]))
-        out.append(Step(step.action, tuple(args), step.source_line))
-    return tuple(out), None
-
-
 _CONFIDENCE = re.compile(r"(?i:conf(?:idence)?+)\s*+[:=]?+\s*+(\d{1,3}+(?:\.\d{1,6}+)?+)(%?+)")
 
 
@@ -671,13 +507,3 @@ def step_confidences(text: Optional[str], steps: Sequence[Step]) -> List[Optiona
                 v = confidence_value(m.group(1), bool(m.group(2)))
         out.append(v)
     return out
-
-
-def plan_text(steps: Iterable[Union[Step, Any]]) -> str:
-    """The text Rouge-L compares: one sentence per step, ``walk kitchen. putin cup sink.``: the action and the
-    object names in lower case, underscores as spaces, ids dropped."""
-    parts = []
-    for s in steps:
-        words = [s.action.lower()] + [a.name.replace("_", " ").lower() for a in s.args]
-        parts.append(" ".join(w for w in words if w))
-    return ". ".join(parts) + ("." if parts else "")

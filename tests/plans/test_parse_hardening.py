@@ -10,7 +10,8 @@ import time
 
 import pytest
 
-from safebeal.planners.parse import ParseError, parse_plan
+from safebeal.plans.parse import parse_plan
+from safebeal.plans.steps import ParseError
 from safebeal.scene.script import ScriptSyntaxError, parse_id, parse_line
 
 SLOW = 1.0  # seconds (a shared 2-core machine); each case below parses in under 50 ms alone, 24-35 s before
