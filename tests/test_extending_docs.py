@@ -35,7 +35,7 @@ def examples():
         yield {m: importlib.import_module(m) for m in ("my_planner", "my_backend", "my_dataset")}
     finally:
         sys.path.remove(str(EXAMPLES))
-        for m in ("my_planner", "my_backend", "my_dataset", "my_loss"):
+        for m in ("my_planner", "my_backend", "my_dataset"):
             sys.modules.pop(m, None)
         for reg, entries in saved:
             reg._entries.clear()
@@ -104,18 +104,6 @@ def test_the_rule_flags_grabbing_a_plate_with_wet_hands():
     assert dry["executable"] and dry["safe"] and dry["violations"] == []
     without = check_plan("activity:392_2", "[WALK] <plate> (2005)\n[WASH] <plate> (2005)\n[GRAB] <plate> (2005)")
     assert without["safe"]  # no shipped rule says so: the file adds it
-
-
-def test_the_loss_example_registers_itself():
-    path = EXAMPLES / "my_loss.py"
-    if not path.exists():
-        pytest.skip("docs/examples/extending/my_loss.py comes with the registered training methods (issue 35, methods)")
-    sys.path.insert(0, str(EXAMPLES))
-    try:
-        mod = importlib.import_module("my_loss")
-        assert any(getattr(e.factory, "__module__", None) == mod.__name__ for r in registries() for e in r)
-    finally:
-        sys.path.remove(str(EXAMPLES))
 
 
 def test_the_page_names_every_example_and_its_pyproject_snippet_names_real_groups():

@@ -59,10 +59,6 @@ LAYER_OF = {part: name for name, parts in LAYERS for part in parts}
 #: their exact module sets (a circle that grows fails); arrows by (importer, imported).
 PENDING_CIRCLES: Dict[str, List[FrozenSet[str]]] = {
     "floor": [],
-    "methods": [
-        frozenset({"safebeal.align.adversarial", "safebeal.align.pairs"}),
-        frozenset({"safebeal.align.merge", "safebeal.align.methods"}),
-    ],
     "records": [
         frozenset({"safebeal.bench.metrics", "safebeal.bench.requests"}),
         frozenset({"safebeal.bench.compare", "safebeal.bench.modes", "safebeal.bench.report", "safebeal.bench.runner"}),

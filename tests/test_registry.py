@@ -252,3 +252,24 @@ def test_a_plugin_module_that_fails_half_way_leaves_nothing_registered(site):
             reg.names()
         assert str(err.value) == msg
     assert reg._entries == {}
+
+
+def test_the_same_definition_imported_again_replaces_itself_and_another_factory_is_refused(site):
+    """A module imported a second time (reloaded, or imported again after ``sys.modules`` forgot it, as the docs
+    examples are) registers the same definition again: it replaces itself; another factory under the name is an error."""
+    reg = Registry("doohickey")
+    (site / "toy_again.py").write_text("class D:\n    pass\n")
+    first = importlib.import_module("toy_again").D
+    reg.register("d")(first)
+    sys.modules.pop("toy_again")
+    second = importlib.import_module("toy_again").D
+    assert second is not first
+    reg.register("d")(second)
+    assert reg.get("d").factory is second
+
+    class Other:
+        pass
+
+    with pytest.raises(RegistryError, match=r"^doohickey 'd' is already registered \(module toy_again: toy_again\.D\); "
+                                            r"cannot register .*Other under the same name$"):
+        reg.register("d")(Other)

@@ -13,7 +13,7 @@ from typer.core import TyperGroup
 from safebeal import __version__
 from rich.markup import escape
 
-from safebeal.console import console, fail, plain
+from safebeal.console import console, err_console, fail, plain
 from safebeal.errors import SafebealError
 
 class _OneErrorPath(TyperGroup):
@@ -228,6 +228,8 @@ REGISTRY_MODULES = (
     "safebeal.datasets.base",  # DATASETS
     "safebeal.scene.sources",  # SCENE_SOURCES
     "safebeal.align.mutations",  # MUTATIONS
+    "safebeal.align.config",  # METHODS (training methods)
+    "safebeal.align.losses",  # LOSSES (needs the train extra: torch)
 )
 
 
@@ -243,7 +245,10 @@ def plugins_list(
     from safebeal.registry import registries
 
     for name in REGISTRY_MODULES:
-        importlib.import_module(name)
+        try:
+            importlib.import_module(name)
+        except ImportError as exc:  # an optional extra that is not installed (torch for the losses)
+            err_console.print(f"[dim]{name} not listed: {exc.name or exc} is not installed[/dim]")
     regs = registries()
     if kind is not None:
         regs = [r for r in regs if r.kind == kind]

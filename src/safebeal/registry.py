@@ -253,8 +253,10 @@ class Registry(Generic[T]):
 
     def register(self, name: str, help: str = "") -> Callable[[Callable[..., T]], Callable[..., T]]:
         def deco(factory: Callable[..., T]) -> Callable[..., T]:
-            if name in self._entries and self._entries[name].factory is not factory:
-                old = self._entries[name]
+            old = self._entries.get(name)
+            # the same definition imported again (a module reloaded or imported under a second path) replaces
+            # itself; another factory under a taken name is an error naming both
+            if old is not None and old.factory is not factory and _where(old.factory) != _where(factory):
                 other = "built-in" if old.origin == BUILT_IN else old.origin
                 raise RegistryError(f"{self.kind} {name!r} is already registered ({other}: {_where(old.factory)}); "
                                     f"cannot register {_where(factory)} under the same name")
