@@ -23,7 +23,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence
 
 from safebeal.align.config import ConfigError, TrainConfig
 from safebeal.align.data import Pair, dedupe_sft
-from safebeal.align.preflight import preflight, resolve_model
+from safebeal.align.preflight import preflight, resolve_training_model
 from safebeal.errors import SafebealError
 
 
@@ -85,7 +85,7 @@ def load_tokenizer(model: str, trust_remote_code: bool = False) -> Any:
     from transformers import AutoTokenizer
 
     try:
-        tok = AutoTokenizer.from_pretrained(resolve_model(model), trust_remote_code=trust_remote_code)
+        tok = AutoTokenizer.from_pretrained(resolve_training_model(model), trust_remote_code=trust_remote_code)
     except SafebealError:
         raise
     except Exception as exc:  # noqa: BLE001 - OSError, ValueError, hub errors
@@ -104,7 +104,7 @@ def load_model(model: str, dtype: str = "float32", trust_remote_code: bool = Fal
     from transformers import AutoModelForCausalLM
 
     try:
-        return AutoModelForCausalLM.from_pretrained(resolve_model(model), dtype=getattr(torch, dtype),
+        return AutoModelForCausalLM.from_pretrained(resolve_training_model(model), dtype=getattr(torch, dtype),
                                                     trust_remote_code=trust_remote_code)
     except SafebealError:
         raise

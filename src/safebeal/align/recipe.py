@@ -28,7 +28,7 @@ from typing import Any, Dict, List, Optional
 from safebeal.align.config import ConfigError, TrainConfig, is_chained, stage_configs
 from safebeal.align.data import WORLDMODEL_PREFIX, Pair, PairDataError, load_pairs, load_worldmodel
 from safebeal.align.methods import TrainResult, load_model, train
-from safebeal.align.preflight import check_out, check_transformers, resolve_model
+from safebeal.align.preflight import check_out, check_transformers, resolve_training_model
 from safebeal.errors import SafebealError
 
 DATASET_PREFIX = "dataset:"
@@ -129,7 +129,7 @@ def run_recipe(cfg: TrainConfig) -> RecipeResult:
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     cfg.validate()
     check_transformers()
-    resolve_model(cfg.model)
+    resolve_training_model(cfg.model)
     out = Path(cfg.out).expanduser()
     sft_out = out / SFT_DIR
     check_out(str(out), cfg.overwrite)
