@@ -64,7 +64,8 @@ def parse_step(text: str, roles: Sequence[str]) -> SeedStep:
             raise SeedPlanError(f"step {text!r}: {op} takes {ACTION_ARITY[op]} argument(s)")
         names = args
     else:
-        raise SeedPlanError(f"step {text!r}: unknown macro {op!r}; macros: {sorted(MACROS)}, or an ACTION in upper case")
+        raise SeedPlanError(f"step {text!r}: unknown macro {op!r}; macros: {sorted(MACROS)}, "
+                            "or an ACTION in upper case")
     bad = [n for n in names if n not in roles]
     if bad:
         raise SeedPlanError(f"step {text!r}: unknown role(s) {bad}; roles: {list(roles)}")
