@@ -21,7 +21,8 @@ argument can match) and, with attribution, footprint pruning (``pruning.compile_
 only on nodes the plan used, changed or reaches through the rule's ON/INSIDE hops; ``prune=False`` evaluates every
 candidate (same verdicts). See docs/hazards.md and benchmarks/RESULTS.md.
 
-The verdict types are in :mod:`safebeal.safety.verdict`; the events a step records, in :mod:`safebeal.safety.recording`.
+The verdict types are in :mod:`safebeal.safety.verdict`; the recording of the events a step causes is in
+:mod:`safebeal.safety.recording`.
 """
 
 from __future__ import annotations
