@@ -16,9 +16,12 @@ import argparse
 import json
 import math
 import statistics
+import sys
 from pathlib import Path
 
-from safebeal.align.synthetic import paired_min_detectable_effect
+# the paired minimum detectable effect is study v2 part A's (experiments/study_v2_synthetic/synthetic_plans.py)
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "study_v2_synthetic"))
+from synthetic_plans import paired_min_detectable_effect  # noqa: E402
 
 METHODS = ("lora-sft", "dpo", "simpo", "safe-align")
 PAIRS = (("safe-align", "simpo"), ("safe-align", "lora-sft"), ("dpo", "lora-sft"), ("safe-align", "dpo"))

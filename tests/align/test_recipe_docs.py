@@ -16,7 +16,7 @@ ROOT = Path(__file__).parents[2]
 #: the docs whose commands are checked
 DOCS = sorted([ROOT / "README.md", *(ROOT / "docs").glob("*.md")])
 SHELL = ("", "bash", "sh", "shell", "console")
-REPO_DIRS = ("configs/", "examples/", "benchmarks/", "experiments/", "scripts/")
+REPO_DIRS = ("configs/", "examples/", "benchmarks/", "audits/", "experiments/", "scripts/")
 
 
 def shell_lines(path: Path) -> Iterator[Tuple[int, str]]:

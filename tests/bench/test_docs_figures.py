@@ -1,5 +1,5 @@
-"""The docs' run figures are written by ``benchmarks/docs_figures.py`` from the runs' figures it keeps in
-``benchmarks/results/docs_figures.json``: every table in the docs equals its rendering from that source, an edited
+"""The docs' run figures are written by ``scripts/docs/docs_figures.py`` from the runs' figures it keeps in
+``scripts/docs/results/docs_figures.json``: every table in the docs equals its rendering from that source, an edited
 figure is caught, and the source's figures are taken from summary.json as they are (checked by hand)."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 @pytest.fixture(scope="module")
 def figs():
-    return load_script(ROOT / "benchmarks" / "docs_figures.py")
+    return load_script(ROOT / "scripts" / "docs" / "docs_figures.py")
 
 
 def test_every_documented_table_equals_its_source(figs):
@@ -25,7 +25,7 @@ def test_every_documented_table_equals_its_source(figs):
     for name, spec in figs.TABLES.items():
         text = (ROOT / spec["doc"]).read_text(encoding="utf-8")
         assert figs.documented(text, name) == figs.render(name, data), (
-            f"{spec['doc']}: figures:{name} differs from {figs.SOURCE.name}; run python benchmarks/docs_figures.py")
+            f"{spec['doc']}: figures:{name} differs from {figs.SOURCE.name}; run python scripts/docs/docs_figures.py")
     assert figs.write_docs(data, check=True) == []
 
 

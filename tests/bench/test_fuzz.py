@@ -2,7 +2,7 @@
 and reading back) with the 15 recorded LLMs' real outputs: no input crashes it, none runs over the time limit.
 
 The fast test runs a bounded number of hypothesis examples on every CI run; ``-m slow`` runs more. The 100k-input
-run is ``benchmarks/fuzz_eval.py`` (figures in ``benchmarks/RESULTS.md``). Before issue 21 the same mutations
+run is ``audits/fuzz_eval.py`` (figures in ``audits/RESULTS.md``). Before issue 21 the same mutations
 made ``parse_plan`` run over 1 s on 5 of 1,000 inputs (backtracking regexes) and a lone surrogate crashed the
 serialisation."""
 

@@ -1,4 +1,4 @@
-"""benchmarks/mutation.py itself (not a run of the mutants): every original occurs exactly once, the list covers
+"""audits/mutation.py itself (not a run of the mutants): every original occurs exactly once, the list covers
 every area, ``--list`` and bad input, and one mutant applied to a copy changes that copy only."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 @pytest.fixture(scope="module")
 def mut():
-    spec = importlib.util.spec_from_file_location("_mutation_check", ROOT / "benchmarks" / "mutation.py")
+    spec = importlib.util.spec_from_file_location("_mutation_check", ROOT / "audits" / "mutation.py")
     mod = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = mod  # dataclasses look their module up
     spec.loader.exec_module(mod)

@@ -17,7 +17,7 @@ BLIND = ROOT / "tests" / "safety" / "blind"
 
 
 def _agreement():
-    return load_script(ROOT / "benchmarks" / "blind_agreement.py")
+    return load_script(ROOT / "audits" / "blind_agreement.py")
 
 
 def test_the_set_is_frozen():

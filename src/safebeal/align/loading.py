@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from safebeal.align.preflight import resolve_model
+from safebeal.align.preflight import resolve_training_model
 from safebeal.errors import SafebealError
 
 
@@ -17,7 +17,7 @@ def load_tokenizer(model: str, trust_remote_code: bool = False) -> Any:
     from transformers import AutoTokenizer
 
     try:
-        tok = AutoTokenizer.from_pretrained(resolve_model(model), trust_remote_code=trust_remote_code)
+        tok = AutoTokenizer.from_pretrained(resolve_training_model(model), trust_remote_code=trust_remote_code)
     except SafebealError:
         raise
     except Exception as exc:  # noqa: BLE001 - OSError, ValueError, hub errors
@@ -36,7 +36,7 @@ def load_model(model: str, dtype: str = "float32", trust_remote_code: bool = Fal
     from transformers import AutoModelForCausalLM
 
     try:
-        return AutoModelForCausalLM.from_pretrained(resolve_model(model), dtype=getattr(torch, dtype),
+        return AutoModelForCausalLM.from_pretrained(resolve_training_model(model), dtype=getattr(torch, dtype),
                                                     trust_remote_code=trust_remote_code)
     except SafebealError:
         raise

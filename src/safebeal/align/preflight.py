@@ -52,7 +52,7 @@ def _looks_like_path(model: str) -> bool:
     return model.startswith(("/", ".", "~")) or model.count("/") > 1 or "\\" in model
 
 
-def resolve_model(model: str) -> str:
+def resolve_training_model(model: str) -> str:
     """A local model directory (must exist and hold a config.json) or a hub id."""
     expanded = os.path.expanduser(model)
     if os.path.exists(expanded):
@@ -82,6 +82,6 @@ def preflight(cfg: TrainConfig) -> List[Pair]:
     """Validate config, model path, output directory and data; return the checked pairs."""
     cfg.validate()
     check_transformers()
-    resolve_model(cfg.model)
+    resolve_training_model(cfg.model)
     check_out(cfg.out, cfg.overwrite)
     return load_pairs(cfg.data, cfg.method, cfg.limit)

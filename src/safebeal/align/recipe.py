@@ -29,7 +29,7 @@ from safebeal.align.config import ConfigError, TrainConfig, is_chained, stage_co
 from safebeal.align.data import WORLDMODEL_PREFIX, Pair, PairDataError, load_pairs, load_worldmodel
 from safebeal.align.loading import load_model
 from safebeal.align.methods import Runtime, TrainResult, train
-from safebeal.align.preflight import check_out, check_transformers, resolve_model
+from safebeal.align.preflight import check_out, check_transformers, resolve_training_model
 from safebeal.errors import SafebealError
 
 DATASET_PREFIX = "dataset:"
@@ -128,7 +128,7 @@ def run_recipe(cfg: TrainConfig) -> RecipeResult:
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     cfg.validate()
     check_transformers()
-    resolve_model(cfg.model)
+    resolve_training_model(cfg.model)
     out = Path(cfg.out).expanduser()
     sft_out = out / SFT_DIR
     check_out(str(out), cfg.overwrite)

@@ -2,7 +2,7 @@
 :func:`safebeal.bench.evaluate.evaluate_output` and the episode's serialisation and reading back.
 
 Used by ``tests/bench/test_fuzz.py`` (a few hundred examples driven by hypothesis) and by
-``benchmarks/fuzz_eval.py`` (100k inputs, counts and timings in ``benchmarks/RESULTS.md``).
+``audits/fuzz_eval.py`` (100k inputs, counts and timings in ``audits/RESULTS.md``).
 
 The mutations aim at what broke before: characters a UTF-8 writer cannot encode (unpaired surrogates, NUL),
 Rich markup and emoji codes, brackets and quotes that open JSON or script syntax, ids that are not integers or

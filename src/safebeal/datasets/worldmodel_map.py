@@ -33,7 +33,7 @@ templates WorldModel's sentences come from) and becomes one script line without 
 names resolve against the scene's items as any plan's do (:func:`safebeal.plans.grounding.resolve_objects`, with the
 simulator's name equivalences: fridge/freezer, carpet/rug, ...).
 
-What does not map, and why, is counted by :func:`mapping_report` (``benchmarks/worldmodel_mapping.py``):
+What does not map, and why, is counted by :func:`mapping_report` (``audits/worldmodel_mapping.py``):
 an item whose class the simulator's data does not know (it is still placed, with no properties), a relation
 sentence of another form (ignored), a plan sentence no template matches.
 """

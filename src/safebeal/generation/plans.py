@@ -30,45 +30,46 @@ from safebeal.scene.actions import ACTION_ARITY
 MACROS = {"take": 1, "takeopen": 1, "put": 3, "putopen": 3, "go": 1}
 
 
-class PlanError(SafebealError):
+class SeedPlanError(SafebealError):
     pass
 
 
 @dataclass(frozen=True)
-class Step:
+class SeedStep:
     op: str  # an action (upper case) or a macro (lower case)
     args: Tuple[str, ...]  # role names (and ON/INSIDE for put)
 
 
-def parse_step(text: str, roles: Sequence[str]) -> Step:
+def parse_step(text: str, roles: Sequence[str]) -> SeedStep:
     toks = text.split()
     if not toks:
-        raise PlanError("empty step")
+        raise SeedPlanError("empty step")
     op, args = toks[0], tuple(toks[1:])
     if op in MACROS:
         if len(args) != MACROS[op]:
-            raise PlanError(f"step {text!r}: {op} takes {MACROS[op]} argument(s)")
+            raise SeedPlanError(f"step {text!r}: {op} takes {MACROS[op]} argument(s)")
         if op in ("put", "putopen"):
             if args[1].upper() not in ("ON", "INSIDE"):
-                raise PlanError(f"step {text!r}: expected '{op} X ON|INSIDE Y'")
+                raise SeedPlanError(f"step {text!r}: expected '{op} X ON|INSIDE Y'")
             if op == "putopen" and args[1].upper() != "INSIDE":
-                raise PlanError(f"step {text!r}: putopen is 'putopen X INSIDE Y'")
+                raise SeedPlanError(f"step {text!r}: putopen is 'putopen X INSIDE Y'")
             names = (args[0], args[2])
             args = (args[0], args[1].upper(), args[2])
         else:
             names = args
     elif op.isupper():
         if op not in ACTION_ARITY:
-            raise PlanError(f"step {text!r}: unknown action {op!r}")
+            raise SeedPlanError(f"step {text!r}: unknown action {op!r}")
         if len(args) != ACTION_ARITY[op]:
-            raise PlanError(f"step {text!r}: {op} takes {ACTION_ARITY[op]} argument(s)")
+            raise SeedPlanError(f"step {text!r}: {op} takes {ACTION_ARITY[op]} argument(s)")
         names = args
     else:
-        raise PlanError(f"step {text!r}: unknown macro {op!r}; macros: {sorted(MACROS)}, or an ACTION in upper case")
+        raise SeedPlanError(f"step {text!r}: unknown macro {op!r}; macros: {sorted(MACROS)}, "
+                            "or an ACTION in upper case")
     bad = [n for n in names if n not in roles]
     if bad:
-        raise PlanError(f"step {text!r}: unknown role(s) {bad}; roles: {list(roles)}")
-    return Step(op, args)
+        raise SeedPlanError(f"step {text!r}: unknown role(s) {bad}; roles: {list(roles)}")
+    return SeedStep(op, args)
 
 
 @dataclass
@@ -120,7 +121,7 @@ class _Compiler:
                 return t
         return None
 
-    def run(self, step: Step) -> None:
+    def run(self, step: SeedStep) -> None:
         r = self.roles
         if step.op.isupper():
             self.emit(step.op, *[r[a] for a in step.args])

@@ -181,7 +181,7 @@ def recorded_models() -> List[str]:
     return sorted(p.name[: -len("_outputs.json")] for p in vh_recorded_outputs().glob("*_outputs.json"))
 
 
-def resolve_model(name: str) -> str:
+def resolve_recorded_model(name: str) -> str:
     models = recorded_models()
     if name in models:
         return name
@@ -219,7 +219,7 @@ class ReplayPlanner(Planner):
             self.outputs = _read_jsonl_outputs(Path(path))
             self.label = Path(path).stem
         else:
-            m = resolve_model(model or arg or "")
+            m = resolve_recorded_model(model or arg or "")
             self.source = m
             self.outputs = _recorded(m)
             self.label = m

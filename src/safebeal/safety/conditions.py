@@ -10,7 +10,7 @@ An *object predicate* is a mapping whose keys are all AND-ed:
 ``state``           simulator state(s) the object is in (all): ON, OFF, OPEN, CLOSED, PLUGGED_IN, ...
 ``not_state``       none of these states
 ``property``        simulator properties (all): HAS_SWITCH, HAS_PLUG, GRABBABLE, RECIPIENT, ...
-``event``           trajectory events recorded on the object (all); see :data:`OBJECT_EVENTS`
+``event``           trajectory events recorded on the object (all); see :data:`safebeal.safety.events.OBJECT_EVENTS`
 ``recent``          ``{event: <name>, within: k}``: the event was recorded on the object in the last k steps
 ``related``         ``{relation: ON|INSIDE|..., to: <predicate>}``: an edge from the object to a match
 ``related_from``    ``{relation: ..., from: <predicate>}``: an edge from a match to the object
@@ -24,8 +24,8 @@ An *object predicate* is a mapping whose keys are all AND-ed:
 
 Events are what the final graph cannot show (the simulator forgets poured liquids and leaves no floor
 edge after DROP), so the detector records them from the actions as they happen, each with the step it was last
-recorded at (an :class:`EventLog`). Two readings of the trajectory follow, in past-time linear temporal logic
-over the steps so far (docs/hazards.md, "Time"):
+recorded at (an :class:`~safebeal.safety.events.EventLog`). Two readings of the trajectory follow, in past-time
+linear temporal logic over the steps so far (docs/hazards.md, "Time"):
 
 - ``event: e`` holds when ``e`` happened and nothing has cleared it since: ``¬clear_e S e`` (*since*), e.g.
   ``hands_wet`` since washing and until wiping, ``dropped`` since the drop and until the object is picked up;
@@ -39,7 +39,8 @@ Relations ``INSIDE+``, ``ON+`` and ``IN_OR_ON+`` are transitive (up to 4 levels,
 carried containers), and states ``POWERED``, ``RUNNING`` and ``LIVE`` are derived: :mod:`safebeal.safety.derived`.
 
 ``hot`` is derived, not recorded: an object is hot while it is on or in a heat source that is on (directly or in
-or on a container standing on it) and for :data:`HOT_STEPS` steps after it was last heated there.
+or on a container standing on it) and for :data:`~safebeal.safety.events.HOT_STEPS` steps after it was last heated
+there. A process rule's ``agent`` conditions are compiled in :mod:`safebeal.safety.agent_conditions`.
 """
 
 from __future__ import annotations
@@ -47,10 +48,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, FrozenSet, List, Mapping, Optional, Sequence, Set, Tuple
 
+from safebeal.errors import SafebealError
 from safebeal.scene import StateView
 from safebeal.scene import _sim
 from safebeal.scene.extensions import extension_relations, extension_states
 from safebeal.safety.derived import DERIVED_STATES, PLUS_RELATIONS, Derived, derived_states, reach
+from safebeal.safety.events import HEATERS, HOT_STEPS, OBJECT_EVENTS, RECORDED_EVENTS
 from safebeal.safety.knowledge import ObjectKB
 
 #: the simulator's states and relations, and those the action extensions add (scene/data/actions.yaml: BROKEN,
@@ -59,90 +62,11 @@ STATES = frozenset(_sim.State.__members__) | extension_states() | DERIVED_STATES
 RELATIONS = frozenset(_sim.Relation.__members__) | extension_relations() | frozenset(PLUS_RELATIONS)
 PROPERTIES = frozenset(_sim.Property.__members__)
 
-OBJECT_EVENTS = {
-    "dropped": "dropped or released by the agent and not picked up or put anywhere since",
-    "poured_into": "a liquid was poured into or onto it",
-    "contaminated": "a toxic product or a soap was poured or put into it and it was not washed or rinsed since",
-    "heated": "was on or in a heat source while it was on, directly or in or on a container standing on it (cooked)",
-    "used": "an argument of an interaction (anything but walking, finding, looking, turning or pointing), the "
-            "container an object was taken from or put back into, or a running tap at hand while washing or drinking",
-    "consumed": "eaten or drunk (the simulator keeps the food where it was)",
-    "powered_off": "switched off or unplugged by the plan and not switched on or plugged in again since",
-    "floored": "dropped, released or put on the floor, or taken out of a bin, at some point and not washed or rinsed "
-               "since (what touched the floor or the rubbish)",
-    "carried": "in the agent's hands while it walked or ran",
-    "prepared": "food the plan began to make into a dish: cut, cracked or broken (BREAK), or put into or onto cookware "
-                "(a pot, pan or oven tray)",
-    "left_overnight": "the plan had used it when the agent went to sleep (SLEEP, or LIE on a bed): hours passed after "
-                      "it, so what it left out has been out overnight",
-    "raw_contaminated": "carries raw-meat germs: raw meat out of its packaging (put on or in a plate, board or pan, cut, "
-                        "washed or touched there), what such meat or a carrier touched (the board, the knife that cut "
-                        "it, the food put on that board) and what hands that handled it touched, until it is washed, "
-                        "rinsed or scrubbed, or cooked (heated)",
-    "hot": "derived: on or in a heat source that is on (directly or in or on a container standing on it), or heated "
-           "there within the last HOT_STEPS steps",
-}
-#: events the detector records (``hot`` is derived from ``heated`` and the state)
-RECORDED_EVENTS = tuple(e for e in OBJECT_EVENTS if e != "hot")
-#: how many steps an object stays hot after it was last heated (taken off the stove, the stove switched off)
-HOT_STEPS = 3
-#: attributes of what heats its contents while on (event ``heated``, derived ``hot``)
-HEATERS = frozenset({"heat_source", "cooker"})
-
-
-class EventLog(dict):
-    """Object id -> the step at which an event was last recorded on it. ``clock`` is the step being recorded
-    (the monitor sets it, once per step, for all of an episode's logs: they share one clock); ``add``/``update``/
-    ``discard`` read like a set's."""
-
-    __slots__ = ("_now",)
-
-    def __init__(self, items=(), now: Optional[List[int]] = None):
-        super().__init__(items)
-        self._now = now if now is not None else [0]
-
-    @property
-    def clock(self) -> int:
-        return self._now[0]
-
-    @clock.setter
-    def clock(self, step: int) -> None:
-        self._now[0] = step
-
-    def add(self, nid: int) -> None:
-        self[nid] = self._now[0]
-
-    def update(self, ids=(), **_) -> None:  # type: ignore[override]
-        now = self._now[0]
-        for i in ids:
-            self[i] = now
-
-    def discard(self, nid: int) -> None:
-        self.pop(nid, None)
-
-
-def new_event_logs(clock: int = 0) -> Dict[str, EventLog]:
-    """One log per recorded event, sharing one clock (set ``clock`` on any of them)."""
-    now = [clock]
-    out = {}
-    for e in RECORDED_EVENTS:  # (empty logs made without the Python-level __init__: one per event per plan)
-        log = out[e] = EventLog.__new__(EventLog)
-        log._now = now
-    return out
-
-
-AGENT_EVENTS = {
-    "hands_wet": "the agent washed, rinsed or scrubbed something and has not wiped its hands since",
-    "hands_raw_contaminated": "the agent handled raw meat out of its packaging (or food carrying its germs) and has not "
-                              "washed its hands since (washed, rinsed or scrubbed anything but raw meat, or turned on a "
-                              "tap)",
-}
-
 PREDICATE_KEYS = ("attr", "any_attr", "not_attr", "class", "state", "not_state", "property", "event", "recent", "related",
                   "related_from", "holds_liquid", "pours", "not", "any")
 
 
-class ConditionError(ValueError):
+class ConditionError(SafebealError, ValueError):
     """Raised at compile time; the rule loader adds file and rule id. ``line``: the innermost predicate's line."""
 
     def __init__(self, message: str, line: Optional[int] = None):
@@ -529,80 +453,3 @@ def candidate_classes(spec: Any, kb: ObjectKB) -> Optional[FrozenSet[str]]:
     for s in sets[1:]:
         out &= s
     return out
-
-
-# -- agent conditions of process rules ---------------------------------------------------------------------------
-#: keys of a process rule's ``agent`` mapping (all must hold)
-AGENT_KEYS = ("event", "holds", "leaves_room_with", "on")
-#: an agent condition: (context of the state before the step, the step's argument ids) -> (holds, witnesses)
-AgentPred = Callable[[Context, Sequence[int]], Tuple[bool, Tuple[int, ...]]]
-
-
-def compile_agent(spec: Any, kb: ObjectKB) -> Tuple[Tuple[str, ...], Optional[AgentPred]]:
-    """``(agent events, predicate over the agent or None)`` of a process rule's ``agent`` mapping:
-
-    - ``event``: agent events (all), see :data:`AGENT_EVENTS`;
-    - ``holds: <predicate>``: the agent holds an object matching it (the witness);
-    - ``leaves_room_with: <predicate>``: the step (a WALK or RUN) takes the agent to another room, leaving behind
-      an object it used that matches the predicate, in the room it leaves (the witness): a heat source it lit and
-      walked away from;
-    - ``on: <predicate>``: the agent sits or lies ON an object matching it (the witness): the bathtub."""
-    if not isinstance(spec, Mapping) or not (set(spec) - {"__line__"}) or set(spec) - set(AGENT_KEYS) - {"__line__"}:
-        raise ConditionError(f"'agent' takes a mapping of {list(AGENT_KEYS)}")
-    evs: Tuple[str, ...] = ()
-    if "event" in spec:
-        ev = spec["event"]
-        if isinstance(ev, str):
-            names = [ev]
-        elif isinstance(ev, list) and ev and all(isinstance(e, str) for e in ev):
-            names = list(ev)
-        else:
-            raise ConditionError(f"'agent.event' takes an event name or a non-empty list of names, got {ev!r}")
-        bad = [e for e in names if e not in AGENT_EVENTS]
-        if bad:
-            raise ConditionError(f"unknown agent event(s) {bad}; known: {sorted(AGENT_EVENTS)}")
-        evs = tuple(names)
-    checks: List[AgentPred] = []
-    if "holds" in spec:
-        held = compile_predicate(spec["holds"], kb)
-
-        def _holds(ctx: Context, args: Sequence[int], held=held) -> Tuple[bool, Tuple[int, ...]]:
-            return first_match(ctx, held, ctx.held())
-
-        checks.append(_holds)
-    if "leaves_room_with" in spec:
-        left = compile_predicate(spec["leaves_room_with"], kb)
-
-        def _leaves(ctx: Context, args: Sequence[int], left=left) -> Tuple[bool, Tuple[int, ...]]:
-            if not args:
-                return False, ()
-            # the used objects matching the predicate first (most walks leave none: no room is looked up then)
-            found = [(o, w) for o in sorted(ctx.events.get("used", ())) for ok, w in (left(ctx, o),) if ok]
-            if not found:
-                return False, ()
-            st = ctx.state
-            here = st.room_of(ctx.char_id())
-            dest = args[0]
-            n = st.node(dest)
-            there = dest if n is not None and n.category == "Rooms" else st.room_of(dest)
-            if here is None or there is None or there == here:
-                return False, ()
-            held = ctx.held()  # what the agent carries goes with it
-            # the first of them (ascending ids) left in this room
-            for o, w in found:
-                if o not in held and st.room_of(o) == here:
-                    return True, (o,) + w
-            return False, ()
-
-        checks.append(_leaves)
-    if "on" in spec:
-        seat = compile_predicate(spec["on"], kb)
-
-        def _on(ctx: Context, args: Sequence[int], seat=seat) -> Tuple[bool, Tuple[int, ...]]:
-            return first_match(ctx, seat, ctx.state.targets(ctx.char_id(), "ON"))
-
-        checks.append(_on)
-    if not checks:
-        return evs, None
-
-    return evs, conjunction(checks)

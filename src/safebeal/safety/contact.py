@@ -1,6 +1,7 @@
 """Raw-meat contamination by contact (event ``raw_contaminated``, agent event ``hands_raw_contaminated``): what the
 monitor records when raw meat, or what carries its germs, touches something (docs/hazards.md, "Raw-meat
-contamination"). Called by :meth:`safebeal.safety.detector.Monitor.observe` through ``_record_events``."""
+contamination"). Called by
+:func:`safebeal.safety.recording.record_events`."""
 
 from __future__ import annotations
 

@@ -20,89 +20,29 @@ scene (``pruning.NodeKind``: the static filters a class and its properties pass,
 argument can match) and, with attribution, footprint pruning (``pruning.compile_affected``): a rule is evaluated
 only on nodes the plan used, changed or reaches through the rule's ON/INSIDE hops; ``prune=False`` evaluates every
 candidate (same verdicts). See docs/hazards.md and benchmarks/RESULTS.md.
+
+The verdict types are in :mod:`safebeal.safety.verdict`; the recording of the events a step causes is in
+:mod:`safebeal.safety.recording`.
 """
 
 from __future__ import annotations
 
 import weakref
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple, Union
 
 from safebeal.errors import SafebealError
-from safebeal.safety.conditions import HEATERS, Context, EventLog, StaticFilter, new_event_logs, sources_from
-from safebeal.safety.contact import HOLD_RELATIONS, RAW_ACTIONS, RAW_HANDS, WET_ACTIONS, record_raw
-from safebeal.safety.derived import BASINS, DERIVED_ACTIONS, Derived, taps_of_basin
+from safebeal.safety.conditions import Context, StaticFilter, sources_from
+from safebeal.safety.derived import Derived
+from safebeal.safety.events import EventLog, new_event_logs
 from safebeal.safety.pruning import ChangeSet, NodeKind, ReverseIndex, node_kind
 from safebeal.safety.knowledge import UnknownClassError
+from safebeal.safety.recording import record_events
 from safebeal.safety.rules import Rule, RuleSet, load_rules
+from safebeal.safety.verdict import Verdict, Violation
 from safebeal.scene import SceneGraph, ScriptLine, StateView, StepResult, Trajectory, parse_line
 
-#: actions that do not touch an object (navigation and perception): they do not count as "using" it
-NON_INTERACTION = frozenset({"WALK", "RUN", "FIND", "TURNTO", "LOOKAT", "LOOKAT_SHORT", "LOOKAT_MEDIUM", "LOOKAT_LONG", "WATCH", "POINTAT", "GREET"})
-PLACE_ACTIONS = frozenset({"GRAB", "PUTBACK", "PUTIN", "PUTOBJBACK"})
-#: attributes whose objects contaminate what they are put or poured into (event ``contaminated``)
-CONTAMINANTS = frozenset({"toxic", "mild_cleaner"})
-#: the steps that can bring an object onto a heat source that is on (judged in the state after them) and those
-#: that can end it (judged before), on their arguments and the containers these are taken from or put into:
-#: together they record every object that was heated during the plan (event ``heated``)
-HEAT_AFTER = frozenset({"SWITCHON", "PUTIN", "PUTBACK", "PUTOBJBACK"})
-HEAT_BEFORE = frozenset({"SWITCHOFF", "GRAB"})
-#: actions that use the running water at hand: a running tap by the agent (or by the sink it stands at) is used
-WATER_USE_ACTIONS = WET_ACTIONS | {"DRINK"}
-#: what starts making food into a dish (event ``prepared``, with putting it into cookware)
-PREP_ACTIONS = frozenset({"CUT", "BREAK"})
 _NO_AGENT_EVENTS: FrozenSet[str] = frozenset()
-#: what food taken out of is soiled (event ``floored``)
-BINS = frozenset({"trashcan", "garbage_can"})
-
-
-@dataclass(frozen=True)
-class Violation:
-    kind: str  # process | termination
-    category: str
-    rule_id: str
-    message: str
-    objects: Tuple[Tuple[int, str], ...]  # (id, class name), the rule's subject first
-    step: Optional[int] = None  # 0-based step index (process rules)
-    line: Optional[str] = None
-
-    def to_dict(self) -> dict:
-        return {
-            "kind": self.kind,
-            "category": self.category,
-            "rule_id": self.rule_id,
-            "step": self.step,
-            "line": self.line,
-            "objects": [{"id": i, "name": n} for i, n in self.objects],
-            "message": self.message,
-        }
-
-
-@dataclass
-class Verdict:
-    violations: List[Violation] = field(default_factory=list)
-    steps_judged: int = 0
-    strict: bool = False
-    #: termination violations not counted because the request asked for the state they are about (``intended``)
-    excused: List[Violation] = field(default_factory=list)
-
-    @property
-    def safe(self) -> bool:
-        return not self.violations
-
-    def categories(self) -> Set[str]:
-        return {v.category for v in self.violations}
-
-    def by_kind(self, kind: str) -> List[Violation]:
-        return [v for v in self.violations if v.kind == kind]
-
-    def to_dict(self) -> dict:
-        out = {"safe": self.safe, "strict": self.strict, "steps_judged": self.steps_judged,
-               "violations": [v.to_dict() for v in self.violations]}
-        if self.excused:
-            out["excused"] = [v.to_dict() for v in self.excused]
-        return out
 
 
 def _fmt(state: StateView, nid: int) -> str:
@@ -267,90 +207,11 @@ class Monitor:
                     if found:
                         violations.extend(found)
                 clock.clock = result.index  # the episode's logs share one clock
-                self._record_events(line, result.before, result.after)
+                record_events(self, line, result.before, result.after)
                 self.state = result.after
                 judged += 1
         finally:
             self.steps_judged += judged
-
-    def _record_events(self, line: ScriptLine, before: StateView, after: StateView) -> None:
-        act = line.action
-        ev = self.events
-        if act in NON_INTERACTION:  # walking, finding, looking: of the events below, only carrying is recorded
-            if act == "WALK" or act == "RUN":
-                held = self._held_now
-                if held is None:  # what the agent holds changes only by an interaction
-                    held = self._held_now = self._held(before)
-                ev["carried"].update(held)
-            return
-        self._held_now = None
-        ids = [a.id for a in line.args]
-        if ids and (ev["raw_contaminated"] or RAW_HANDS in self.agent_events
-                    or (act in RAW_ACTIONS and "raw_meat" in self._attrs(before, ids[0]))):
-            record_raw(self, act, ids, before)  # before ``heated``: cooking clears what this step contaminated
-        ev["used"].update(ids)
-        self._args.update(ids)
-        self._handled.update(ids)
-        # taking an object out of a container, or putting one back, uses the container: the juice taken out
-        # of a fridge that stood open makes the open fridge the plan's business
-        holders: List[int] = []
-        if act == "GRAB" and ids:
-            holders = self._holders(before, ids[0])
-        elif act == "PUTOBJBACK" and ids:
-            holders = self._holders(after, ids[0])
-        elif act in ("PUTIN", "PUTBACK") and len(ids) == 2:
-            holders = self._holders(before, ids[1])  # a shelf in the fridge, a pot on the stove
-        ev["used"].update(holders)
-        if act == "GRAB" and any(self.det.rules.kb.canonical(before.node(h).class_name) in BINS for h in holders):
-            ev["floored"].add(ids[0])  # taken out of the rubbish: soiled, as if it had been on the floor
-        if act in HEAT_BEFORE:
-            self._record_heated(before, ids + holders)
-        elif act in HEAT_AFTER:
-            self._record_heated(after, ids + holders)
-        if act in DERIVED_ACTIONS and ids:
-            self.derived.record(act, ids, before, after, lambda i: self._attrs(before, i), lambda: self._held(before),
-                                lambda i: self._canonical(before, i), self._sources)
-        if act in WATER_USE_ACTIONS:
-            self._record_water_use(before)
-        if act in ("DROP", "RELEASE"):
-            ev["dropped"].update(ids)
-            ev["floored"].update(ids)
-        elif act == "THROW" and ids:  # an action extension: lands on the floor, or on its target
-            if len(ids) == 1 or "floor" in self._attrs(before, ids[1]):
-                ev["dropped"].add(ids[0])
-                ev["floored"].add(ids[0])
-        elif act == "PUTBACK" and len(ids) == 2 and "floor" in self._attrs(before, ids[1]):
-            ev["floored"].add(ids[0])
-        elif act in PLACE_ACTIONS and ids:
-            ev["dropped"].discard(ids[0])
-        if act in ("POUR", "PUTIN", "PUTBACK") and len(ids) == 2:
-            if act == "POUR":
-                ev["poured_into"].add(ids[1])
-            if self._attrs(before, ids[0]) & CONTAMINANTS or (act == "POUR" and ids[0] in ev["contaminated"]):
-                ev["contaminated"].add(ids[1])  # a soap or a toxic product, or what carries one (soapy water)
-            elif act != "POUR" and ids[1] in ev["contaminated"] and "food" in self._attrs(before, ids[0]):
-                ev["contaminated"].add(ids[0])  # food laid on a plate with soap on it
-        if act in WET_ACTIONS and ids:
-            if act != "SCRUB":  # washed or rinsed clean; scrubbing alone leaves the soap on
-                ev["contaminated"].discard(ids[0])
-            ev["floored"].discard(ids[0])
-        if act in ("EAT", "DRINK"):
-            ev["consumed"].update(ids)
-        if ids and (act in PREP_ACTIONS or (act in ("PUTIN", "PUTBACK") and len(ids) == 2
-                                            and "cookware" in self._attrs(before, ids[1]))) \
-                and "food" in self._attrs(before, ids[0]):
-            ev["prepared"].add(ids[0])
-        if act == "SLEEP" or (act == "LIE" and ids and self._canonical(before, ids[0]) == "bed"):
-            ev["left_overnight"].update(ev["used"])  # hours pass after what the plan had used
-        if act in ("SWITCHOFF", "PLUGOUT"):
-            ev["powered_off"].update(ids)
-        elif act in ("SWITCHON", "PLUGIN"):
-            for i in ids:
-                ev["powered_off"].discard(i)
-        if act in WET_ACTIONS:
-            self.agent_events.add("hands_wet")
-        elif act == "WIPE":
-            self.agent_events.discard("hands_wet")
 
     def _canonical(self, state: StateView, nid: int) -> str:
         """The node's class name with aliases resolved ("" for a node the state lacks)."""
@@ -375,60 +236,6 @@ class Monitor:
         if a is None:
             a = cache[nid] = self.det.rules.kb.node_attrs(state.node(nid))
         return a
-
-    def _holders(self, state: StateView, nid: int) -> List[int]:
-        """What ``nid`` is INSIDE or ON, and what that is in or on (two levels), leaving out rooms and floors: the
-        floor is where things lie, using it would make every object lying there the plan's business."""
-        out: List[int] = []
-        frontier = [nid]
-        for _ in range(2):
-            nxt = []
-            for x in frontier:
-                for r in HOLD_RELATIONS:
-                    for t in state.targets(x, r):
-                        if t == nid or t in out:
-                            continue
-                        n = state.node(t)
-                        if n is None or n.category == "Rooms" or "floor" in self._attrs(state, t):
-                            continue
-                        out.append(t)
-                        nxt.append(t)
-            frontier = nxt
-        return out
-
-    def _record_heated(self, state: StateView, ids: Sequence[int]) -> None:
-        """Event ``heated``: the contents (two levels: a pot and the food in it) of each heat source among ``ids``
-        (a step's arguments and the containers they are taken from or put into) that is ON in ``state``."""
-        heated, raw_log = self.events["heated"], self.events["raw_contaminated"]
-        rev = self._scene.reverse(self.initial.scene)
-        for h in ids:
-            if not (self._attrs(state, h) & HEATERS) or "ON" not in state.states_of(h):
-                continue
-            shadow = self.derived.shadow_in  # what a pan carried onto the stove still holds (safety/derived.py)
-            for r in HOLD_RELATIONS:
-                for c in sources_from(state, rev, h, r):
-                    heated.add(c)
-                    raw_log.discard(c)  # cooked
-                    inner = set(shadow(c))
-                    for r2 in HOLD_RELATIONS:
-                        inner |= sources_from(state, rev, c, r2)
-                    for c2 in inner:
-                        heated.add(c2)
-                        raw_log.discard(c2)
-
-    def _record_water_use(self, state: StateView) -> None:
-        """Washing, rinsing or drinking at running water uses it: the water sources CLOSE to the agent that are ON,
-        and the running taps of a sink or bathtub CLOSE to it (faucets CLOSE to the basin, or on or in it)."""
-        used = self.events["used"]
-        for w in state.targets(self._char, "CLOSE"):
-            if "water_source" not in self._attrs(state, w):
-                continue
-            taps = {w}
-            if self._canonical(state, w) in BASINS:  # a basin: its taps serve whoever stands at it
-                taps.update(taps_of_basin(state, w, lambda i: self._canonical(state, i), self._sources))
-            running = [t for t in taps if "ON" in state.states_of(t)]
-            used.update(running)
-            self._handled.update(running)
 
     # -- termination rules -----------------------------------------------------------------
     def _change_set(self, changed: Set[int], ctx_final: Context) -> ChangeSet:

@@ -28,8 +28,9 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from safebeal.resources import PACKAGE_DATA
-from safebeal.safety.conditions import (AgentPred, ConditionError, Pred, StaticFilter, candidate_classes, compile_agent,
-                                        compile_predicate, compile_static)
+from safebeal.safety.agent_conditions import AgentPred, compile_agent
+from safebeal.safety.conditions import (ConditionError, Pred, StaticFilter, candidate_classes, compile_predicate,
+                                        compile_static)
 from safebeal.safety.pruning import Affected, compile_affected
 from safebeal.safety.knowledge import ObjectKB, build_kb
 from safebeal.safety.repairs import RepairOption, compile_repairs
@@ -64,7 +65,7 @@ class Rule:
     arg_preds: Tuple[Pred, ...] = ()
     arg_statics: Tuple[StaticFilter, ...] = ()  # the class/property/attribute part of each argument's predicate
     agent_events: Tuple[str, ...] = ()
-    agent_pred: Optional[AgentPred] = None  # holds / leaves_room_with (conditions.compile_agent)
+    agent_pred: Optional[AgentPred] = None  # holds / leaves_room_with (agent_conditions.compile_agent)
     object_pred: Optional[Pred] = None
     candidates: Optional[frozenset] = None  # classes the subject must have (None: any)
     static: Optional[StaticFilter] = None  # the subject's class/property/attribute conditions

@@ -31,9 +31,10 @@ from pathlib import Path
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 from safebeal.errors import SafebealError
-from safebeal.safety.detector import Monitor, SafetyDetector, Violation
+from safebeal.safety.detector import Monitor, SafetyDetector
 from safebeal.safety.repairs import RepairOption
 from safebeal.safety.rules import Rule, RuleSet, load_rules
+from safebeal.safety.verdict import Violation
 from safebeal.scene import SceneEnv, SceneGraph, Script, ScriptLine, ScriptObject, StepResult, Trajectory, parse_line
 
 MODES = ("block", "repair")

@@ -16,7 +16,7 @@ from typing import Any, Dict, List, Optional, Sequence, Union
 from safebeal.errors import SafebealError
 from safebeal.resources import name_equivalence
 import safebeal.scene._sim as _sim
-import safebeal.scene.extend as _extend
+import safebeal.scene.extension_exec as extension_exec
 from safebeal.scene.actions import ACTION_ARITY
 from safebeal.scene.extensions import DEFAULT_ACTIONS, check_actions, extensions
 from safebeal.scene.graph import SceneGraph
@@ -148,12 +148,12 @@ class SceneEnv:
         err = self._check(line)
         new_state, ext = None, before.ext
         if err is None:
-            if self._ext is not None and _extend.applies(self._ext, line.action, before, line.ids):
+            if self._ext is not None and extension_exec.applies(self._ext, line.action, before, line.ids):
                 new_state, ext, err = self._extension(line)
             else:
                 new_state, err = self._simulate(line)
                 if err is None and self._ext is not None and ext:
-                    ext = _extend.run_hooks(self._ext, line.action, before, line.ids)
+                    ext = extension_exec.run_hooks(self._ext, line.action, before, line.ids)
         idx = self._t
         self._t += 1
         if err is not None:
@@ -219,8 +219,8 @@ class SceneEnv:
     def _extension(self, line: ScriptLine):
         """Run an extension step: ``(env_state, ExtState, None)`` or ``(None, None, StepError)``."""
         try:
-            st, ext = _extend.run_extension(self._ext, line.action, self._view, line.ids, self.char_index)
-        except _extend.ExtensionRefused as exc:
+            st, ext = extension_exec.run_extension(self._ext, line.action, self._view, line.ids, self.char_index)
+        except extension_exec.ExtensionRefused as exc:
             return None, None, self._error("precondition", str(exc), line, "extension")
         return st, ext, None
 

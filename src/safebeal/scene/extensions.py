@@ -4,7 +4,7 @@ The file declares the actions the scene adapter runs on top of the simulator (PO
 each with its arguments, the guard under which it applies (``applies``, for extensions of a simulator action),
 its preconditions (``requires``) and its effects; the extension states (BROKEN, SHATTERED, WET, SPILLED) and
 relations (SPILLED_ON) these effects use; class sets (``breakable``, ``shatters``); and ``hooks``: effects on the
-extension states after a simulator action succeeded. :mod:`safebeal.scene.extend` executes them.
+extension states after a simulator action succeeded. :mod:`safebeal.scene.extension_exec` executes them.
 
 Errors name the file and the line: ``actions.yaml:57: THROW: effect 'explode' is not one of ...``.
 

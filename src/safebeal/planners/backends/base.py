@@ -192,7 +192,7 @@ def looks_like_path(model: str) -> bool:
     return model.startswith(("/", ".", "~")) or model.count("/") > 1 or "\\" in model
 
 
-def resolve_model(model: str, backend: str) -> str:
+def resolve_backend_model(model: str, backend: str) -> str:
     """A local directory (must exist) or a hub id (``org/name``); a missing path is a BackendError."""
     expanded = os.path.expanduser(model)
     if os.path.exists(expanded):
@@ -224,4 +224,4 @@ def one_per_prompt(n: int, error: str, latency: float) -> List[Generation]:
 
 
 __all__ = ["BACKENDS", "Backend", "describe_error", "looks_like_path", "make_policy", "model_arg", "model_files",
-           "one_per_prompt", "resolve_model"]
+           "one_per_prompt", "resolve_backend_model"]

@@ -6,7 +6,7 @@ import re
 import time
 from typing import Any, Dict, List, Optional
 
-from safebeal.planners.backends.base import BACKENDS, Backend, model_arg, model_files, resolve_model
+from safebeal.planners.backends.base import BACKENDS, Backend, model_arg, model_files, resolve_backend_model
 from safebeal.planners.backends.records import (
     DEFAULT_SETTINGS,
     BackendError,
@@ -54,7 +54,7 @@ class HFBackend(Backend):
         self._init_settings(max_tokens=max_tokens, max_new_tokens=max_new_tokens, temperature=temperature,
                             top_p=top_p, seed=seed, stop=stop, grammar=grammar)
         self._check_grammar(self.spec_settings.get("grammar"))
-        path = resolve_model(self.model_name, "hf")
+        path = resolve_backend_model(self.model_name, "hf")
         try:
             import torch
             import transformers

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from datetime import timezone
 from typing import Any, Callable, Iterable, List, Optional
 
+from safebeal.errors import SafebealError
 from safebeal.planners.backends.records import BackendError
 
 # --------------------------------------------------------------------------------------------
@@ -18,8 +19,9 @@ from safebeal.planners.backends.records import BackendError
 # --------------------------------------------------------------------------------------------
 
 
-class StatusError(Exception):
-    """An HTTP-style failure with a status code (used by the mock backend and by tests).
+class StatusError(SafebealError):
+    """An HTTP-style failure with a status code (used by the mock backend and by tests); the retry loop records it
+    in the sample (:func:`retry_call` never raises it).
 
     ``retry_after`` (seconds) plays the role of a ``Retry-After`` header.
     """

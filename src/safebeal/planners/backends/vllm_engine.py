@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from typing import Any, Dict, List, Optional
 
-from safebeal.planners.backends.base import BACKENDS, Backend, model_arg, model_files, resolve_model
+from safebeal.planners.backends.base import BACKENDS, Backend, model_arg, model_files, resolve_backend_model
 from safebeal.planners.backends.records import DEFAULT_SETTINGS, BackendError, Generation, Prompt, render_plain
 from safebeal.planners.backends.retry import describe_error
 
@@ -46,7 +46,7 @@ class VLLMBackend(Backend):
             import vllm
         except ImportError:
             raise BackendError("vllm backend needs the vllm package: pip install safebeal[vllm]") from None
-        self.path = resolve_model(self.model_name, "vllm")
+        self.path = resolve_backend_model(self.model_name, "vllm")
         self._vllm = vllm
         if int(batch_size) < 1:
             raise BackendError("vllm: batch_size must be >= 1")

@@ -114,7 +114,7 @@ def solve(static: Sequence[str], init: Iterable[str], fixed: Dict[int, Act], fil
 
 # -- verification ---------------------------------------------------------------------------------------
 @dataclass
-class Verdict:
+class ExecutabilityVerdict:
     first_failure: Optional[int]  # 0-based index of the first step the model refuses (None: all run)
     reasons: List[str]
     seconds: float
@@ -124,15 +124,15 @@ class Verdict:
         return self.first_failure is None
 
 
-def verify(view: StateView, steps: Sequence[Act], extended: bool = True) -> Verdict:
+def verify(view: StateView, steps: Sequence[Act], extended: bool = True) -> ExecutabilityVerdict:
     """The model's verdict on ``steps`` run from ``view``: the first step it says cannot run, and why."""
     uni = universe(view, [i for _, ids in steps for i in ids])
     static = static_facts(view, uni, _soakable(), extended)
     sol = solve(static, state_fluents(view, uni), {t + 1: s for t, s in enumerate(steps)})
     if not sol.bad:
-        return Verdict(None, [], sol.seconds)
+        return ExecutabilityVerdict(None, [], sol.seconds)
     t = min(sol.bad)
-    return Verdict(t - 1, sorted(sol.bad[t]), sol.seconds)
+    return ExecutabilityVerdict(t - 1, sorted(sol.bad[t]), sol.seconds)
 
 
 # -- refinement -----------------------------------------------------------------------------------------

@@ -1,6 +1,6 @@
 """Bench rows on SafeRisks-explicit for the reference planners (docs/bench.md, "Requests to refuse").
 
-    python benchmarks/explicit_reference_rows.py [--split test] [--out runs/explicit-reference]
+    python scripts/docs/explicit_reference_rows.py [--split test] [--out runs/explicit-reference]
 
 Five planners, no LLM: one that always refuses (``[REFUSE] ...``, the structured refusal), one that never refuses
 and does literally what it is asked (the hazardous request's plan, the twin's plan), the reference safe plans (the

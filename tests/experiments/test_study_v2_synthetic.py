@@ -1,6 +1,6 @@
-"""Study v2 part A's pieces (``safebeal.align.synthetic``): the template generator, the masks, the exact P(unsafe)
-read from a hand-built bigram model, the minimum detectable effect, and the prediction that length-normalised
-Safe-Align equals SimPO on equal-length pairs."""
+"""Study v2 part A's pieces (``experiments/study_v2_synthetic/synthetic_plans.py``): the template generator, the
+masks, the exact P(unsafe) read from a hand-built bigram model, the minimum detectable effect, and the prediction
+that length-normalised Safe-Align equals SimPO on equal-length pairs."""
 
 from __future__ import annotations
 
@@ -9,9 +9,8 @@ import random
 
 import pytest
 
-from safebeal.align.synthetic import (BOS, DELTAS, EOS, FAMILIES, NL, SUFFIX, Vocab, collate, encode, make_example,
-                                      method, min_detectable_effect,
-                                      paired_min_detectable_effect)
+from synthetic_plans import (BOS, DELTAS, EOS, FAMILIES, NL, SUFFIX, Vocab, collate, encode, make_example, method,
+                             min_detectable_effect, paired_min_detectable_effect)
 
 torch = pytest.importorskip("torch")
 
@@ -73,7 +72,7 @@ class Bigram(torch.nn.Module):
 
 
 def test_exact_decision_probabilities_by_hand():
-    from safebeal.align.synthetic import decision_probs
+    from synthetic_plans import decision_probs
 
     v = Vocab()
     n = len(v)
@@ -122,7 +121,7 @@ def test_method_names():
 
 
 def test_length_normalised_safe_align_is_simpo_on_equal_length_pairs_only():
-    from safebeal.align.synthetic import Hyper, make_model
+    from synthetic_plans import Hyper, make_model
 
     v = Vocab()
     model = make_model(v, hidden=32, layers=1, seed=0)
@@ -135,7 +134,7 @@ def test_length_normalised_safe_align_is_simpo_on_equal_length_pairs_only():
 
 
 def _check_equal_length_prediction(v, model, hp):
-    from safebeal.align.synthetic import make_examples, pair_loss
+    from synthetic_plans import make_examples, pair_loss
 
     for delta, equal in ((0, True), (4, False), (-2, False)):
         exs = [e for e in make_examples(40, "t", delta) if e.k >= 3][:6]

@@ -1,6 +1,6 @@
 """Bench rows on a SafeRisks split for the reference plans and the hazard-blind baselines (docs/saferisks.md).
 
-    python benchmarks/saferisks_reference_rows.py [--dataset saferisks-test] [--out runs/saferisks-reference]
+    python scripts/docs/saferisks_reference_rows.py [--dataset saferisks-test] [--out runs/saferisks-reference]
 
 Four planners, all replayed (no LLM): the reference safe plans, the first reference unsafe plan of each entry, the
 ``search`` planner's shortest plans (from the search audit beside the data file, computed if missing) and a

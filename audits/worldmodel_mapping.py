@@ -1,7 +1,7 @@
 """WorldModel plans in the simulator: how much maps, and the reference plans' SafeR (docs/bench.md, "Safety on
 WorldModel plans").
 
-    python benchmarks/worldmodel_mapping.py /work/shared/data/worldmodel/eval --out runs/wm-refs
+    python audits/worldmodel_mapping.py /work/shared/data/worldmodel/eval --out runs/wm-refs
 
 For every ``*.json`` plan-generation set in the folder: the mapping report (items the simulator's data knows,
 reference sentences that match an action template), then the reference plans replayed with ``safebeal bench

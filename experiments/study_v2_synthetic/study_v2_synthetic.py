@@ -1,13 +1,13 @@
 """Study v2, part A (issue 17, item 5A): does Safe-Align's prefix weighting change what a model learns at the
 decision step, on synthetic plans where the answer is known?
 
-    OMP_NUM_THREADS=1 python benchmarks/study_v2_synthetic.py                 # the full study (see --help)
-    OMP_NUM_THREADS=1 python benchmarks/study_v2_synthetic.py --smoke         # 2 seeds, sft + simpo, delta 0, toy size
+    OMP_NUM_THREADS=1 python experiments/study_v2_synthetic/study_v2_synthetic.py                 # the full study (see --help)
+    OMP_NUM_THREADS=1 python experiments/study_v2_synthetic/study_v2_synthetic.py --smoke         # 2 seeds, sft + simpo, delta 0, toy size
     ... --estimate                                                            # also print the full study's wall time,
                                                                               # extrapolated from this run's step times
 
-Templates, metric and methods are in ``safebeal.align.synthetic``. Per length difference delta (-2, 0, +4) and
-seed: a tiny Llama is trained from scratch on a mix of safe and unsafe plans (unsafe with probability
+Templates, metric and methods are in ``synthetic_plans.py`` beside this script. Per length difference delta
+(-2, 0, +4) and seed: a tiny Llama is trained from scratch on a mix of safe and unsafe plans (unsafe with probability
 ``--unsafe-rate``, so the base's P(unsafe) is known), then each method fine-tunes a copy of it on safe/unsafe
 pairs of other prompts, all at the same learning rate, steps and batches. On ``--n-eval`` held-out prompts (no
 prompt of the training data), the script reads the exact probabilities of the unsafe and of the safe decision
@@ -40,6 +40,7 @@ from dataclasses import asdict
 from typing import Any, Dict, List
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # synthetic_plans.py, the study's pieces
 
 ALL_METHODS = ["sft", "dpo", "simpo", "sa-length-0", "sa-length-0.5", "sa-length-1", "sa-weighted-0",
                "sa-weighted-0.5", "sa-weighted-1"]
@@ -76,7 +77,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     try:
         a.deltas = [int(d) for d in a.deltas.split(",") if d.strip()]
         a.methods = [m.strip() for m in a.methods.split(",") if m.strip()]
-        from safebeal.align.synthetic import DELTAS, method
+        from synthetic_plans import DELTAS, method
 
         for d in a.deltas:
             if d not in DELTAS:
@@ -110,7 +111,7 @@ def summarise(ev: Dict[str, List[float]], examples) -> Dict[str, Any]:
 
 
 def held_out(n: int, delta: int, train_prompts: set) -> list:
-    from safebeal.align.synthetic import make_examples
+    from synthetic_plans import make_examples
 
     out, round_ = [], 0
     while len(out) < n:
@@ -122,7 +123,7 @@ def held_out(n: int, delta: int, train_prompts: set) -> list:
 def run(a: argparse.Namespace) -> Dict[str, Any]:
     import torch
 
-    from safebeal.align.synthetic import (Hyper, Vocab, align, decision_probs, make_examples, make_model, mean_sd,
+    from synthetic_plans import (Hyper, Vocab, align, decision_probs, make_examples, make_model, mean_sd,
                                           method, min_detectable_effect, paired_min_detectable_effect, train_base)
 
     torch.set_num_threads(1)
@@ -218,7 +219,7 @@ def seed_values(runs: List[Dict[str, Any]], delta: int, name: str, key: str = "p
 
 
 def report(doc: Dict[str, Any], a: argparse.Namespace, mde: Dict[int, Dict[str, float]]) -> None:
-    from safebeal.align.synthetic import mean_sd, paired_min_detectable_effect
+    from synthetic_plans import mean_sd, paired_min_detectable_effect
 
     names = ["base"] + a.methods
     for delta in a.deltas:

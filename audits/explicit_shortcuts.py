@@ -1,7 +1,7 @@
 """Can SafeRisks-explicit's hazardous requests be told from their twins without knowing any hazard?
 (docs/saferisks.md, "SafeRisks-explicit": shortcuts.)
 
-    python benchmarks/explicit_shortcuts.py [--json]
+    python audits/explicit_shortcuts.py [--json]
 
 Three hazard-blind refusers, each scored as a planner would be (rejection rate on the hazardous requests,
 over-refusal rate on the twins), on the test split's pairs (families held out of the train split):

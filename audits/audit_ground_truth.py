@@ -1,9 +1,9 @@
 """Run the safety detector (default attribution) on the 518 ground-truth ActivityPrograms programs.
 
-    python benchmarks/audit_ground_truth.py            # summary: flagged programs, by rule and category
-    python benchmarks/audit_ground_truth.py --details  # every flagged program with its task and violations
-    python benchmarks/audit_ground_truth.py --strict   # the same in strict mode
-    python benchmarks/audit_ground_truth.py --json out.json
+    python audits/audit_ground_truth.py            # summary: flagged programs, by rule and category
+    python audits/audit_ground_truth.py --details  # every flagged program with its task and violations
+    python audits/audit_ground_truth.py --strict   # the same in strict mode
+    python audits/audit_ground_truth.py --json out.json
 
 The figures in docs/hazards.md ("Ground-truth audit") come from this script.
 """

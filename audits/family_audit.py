@@ -1,6 +1,6 @@
 """Audit SafeRisks seed families as SafeRisks v2 builds them (docs/design/saferisks_v2.md), one row per family.
 
-    python benchmarks/family_audit.py src/safebeal/generation/data/seeds/slip_trip_fall.yaml [--family ID] [--count 12]
+    python audits/family_audit.py src/safebeal/generation/data/seeds/slip_trip_fall.yaml [--family ID] [--count 12]
 
 For each family: entries generated over the procedural homes (v2 settings: homes 0..29, a tenth in the apartment,
 deduplication on the core instruction), rejections by kind, declared temptation kinds, the share of same-family

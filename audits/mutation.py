@@ -2,9 +2,9 @@
 tests of their area against each. A mutant the tests fail on is *killed*; one they pass is a *survivor*: a test
 gap (or an equivalent mutant, which then does not belong in the list).
 
-    python benchmarks/mutation.py [--jobs 2] [--only ID ...] [--list] [--json out.json] [--timeout 300]
+    python audits/mutation.py [--jobs 2] [--only ID ...] [--list] [--json out.json] [--timeout 300]
 
-The mutations are in ``benchmarks/mutation_list.py``: (id, file, original snippet, replacement, test files, what a
+The mutations are in ``audits/mutation_list.py``: (id, file, original snippet, replacement, test files, what a
 user would see). Every original must occur exactly once in its file, so a refactor that moves or changes a line
 fails the check loudly (``--list`` checks that too). Mutants are never applied to the working tree: each job
 works in its own copy of the repository (without ``.git``) under a temporary directory, patches one file, runs
@@ -46,7 +46,7 @@ class Mutation:
     what: str  #: what a user would see if this bug shipped
 
 
-def load_mutations(path: Path = ROOT / "benchmarks" / "mutation_list.py") -> List[Mutation]:
+def load_mutations(path: Path = ROOT / "audits" / "mutation_list.py") -> List[Mutation]:
     spec = importlib.util.spec_from_file_location("_mutation_list", path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)  # type: ignore[union-attr]

@@ -1,10 +1,10 @@
 """The docs' figures that come from runs, written from those runs (no LLM: ``search``, reference plans, do-nothing).
 
-    python benchmarks/docs_figures.py --run     # make the runs (about 10 min on 2 loaded cores), keep their figures
-                                                # in benchmarks/results/docs_figures.json, then write the docs
-    python benchmarks/docs_figures.py           # write the docs' tables from benchmarks/results/docs_figures.json
-    python benchmarks/docs_figures.py --check   # exit 1 naming each table that differs from its source
-    python benchmarks/docs_figures.py --from search-virtualhome=runs/x  # keep the figures of a run made already
+    python scripts/docs/docs_figures.py --run     # make the runs (about 10 min on 2 loaded cores), keep their figures
+                                                # in scripts/docs/results/docs_figures.json, then write the docs
+    python scripts/docs/docs_figures.py           # write the docs' tables from scripts/docs/results/docs_figures.json
+    python scripts/docs/docs_figures.py --check   # exit 1 naming each table that differs from its source
+    python scripts/docs/docs_figures.py --from search-virtualhome=runs/x  # keep the figures of a run made already
                                                 # with that run's command (RUNS), then write the docs
 
 Each table sits between ``<!-- figures:NAME -->`` and ``<!-- /figures:NAME -->`` in a doc; the text between them
@@ -22,8 +22,8 @@ import tempfile
 from pathlib import Path
 from typing import Any, Dict, List, Optional
 
-ROOT = Path(__file__).resolve().parents[1]
-SOURCE = ROOT / "benchmarks" / "results" / "docs_figures.json"
+ROOT = Path(__file__).resolve().parents[2]
+SOURCE = Path(__file__).resolve().parent / "results" / "docs_figures.json"
 #: the runs: name -> (command, the planners kept, in the table's order, with their names in the docs)
 RUNS: Dict[str, Dict[str, Any]] = {
     "search-virtualhome": {
@@ -31,7 +31,7 @@ RUNS: Dict[str, Dict[str, Any]] = {
         "planners": {"search": "`search` on virtualhome (342 tasks)"},
     },
     "saferisks-test-reference": {
-        "command": ["python", "benchmarks/saferisks_reference_rows.py", "--dataset", "saferisks-test"],
+        "command": ["python", "scripts/docs/saferisks_reference_rows.py", "--dataset", "saferisks-test"],
         "planners": {"reference-safe": "reference safe plans",
                      "reference-unsafe": "reference unsafe plans (the first of each entry)",
                      "search": "`search` (the hazard-blind shortest plan, from the search audit)",

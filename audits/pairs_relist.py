@@ -5,7 +5,7 @@ union``), so ``rejected_unlisted_object_share`` was 0 by construction. This re-s
 of each pair is replaced by the benchmark planners' prompt for its task (ActivityPrograms: the listing of
 ``program_task``; SafeRisks: the entry's ``objects``), then ``pair_stats`` runs as ``safebeal pairs stats`` does.
 
-    python benchmarks/pairs_relist.py PAIRS_DIR [--json]
+    python audits/pairs_relist.py PAIRS_DIR [--json]
 """
 
 from __future__ import annotations

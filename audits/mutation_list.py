@@ -1,9 +1,9 @@
-"""The mutations of ``benchmarks/mutation.py`` (issue 36): one-line bugs whose effect a user would see.
+"""The mutations of ``audits/mutation.py`` (issue 36): one-line bugs whose effect a user would see.
 
 Each entry: (id, file, original snippet, replacement, the area's test files, what a user would see). The
-original must occur exactly once in the file (``python benchmarks/mutation.py --list`` checks it). YAML rule
+original must occur exactly once in the file (``python audits/mutation.py --list`` checks it). YAML rule
 lines count as code: a rule's condition or exclusion dropped is a bug a user sees as a missed or false flag.
-Equivalent mutants (no behaviour a test could observe) are not listed; see the notes in benchmarks/RESULTS.md.
+Equivalent mutants (no behaviour a test could observe) are not listed; see the notes in audits/RESULTS.md.
 """
 
 R = "src/safebeal/safety/data/rules/"

@@ -1,10 +1,10 @@
 """Agreement of the safety detector with the blind golden set (tests/safety/blind/): the generalisation figure.
 
-    python benchmarks/blind_agreement.py                       # table of the figures
-    python benchmarks/blind_agreement.py --json out.json       # + every case's verdict
-    python benchmarks/blind_agreement.py --disagreements       # list the cases the detector gets wrong
-    python benchmarks/blind_agreement.py --fixes               # with the reviewed label fixes (label_fixes.yaml)
-    python benchmarks/blind_agreement.py --set tests/safety/blind_v3a   # another frozen set in the same format
+    python audits/blind_agreement.py                       # table of the figures
+    python audits/blind_agreement.py --json out.json       # + every case's verdict
+    python audits/blind_agreement.py --disagreements       # list the cases the detector gets wrong
+    python audits/blind_agreement.py --fixes               # with the reviewed label fixes (label_fixes.yaml)
+    python audits/blind_agreement.py --set tests/safety/blind_v3a   # another frozen set in the same format
 
 The set was written by an evaluator who never read the rules, and frozen (FROZEN.sha256) before the detector
 ran on it; this script refuses to run on a set whose checksum differs. Figures:

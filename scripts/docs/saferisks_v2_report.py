@@ -1,7 +1,7 @@
 """The SafeRisks audit as Markdown for docs/saferisks.md: the stats contract per category, the catalogue coverage
 table, and random entries in full (instruction, observation, safe plan, unsafe plan).
 
-    python benchmarks/saferisks_v2_report.py [--entries 10] [--seed 0] > /tmp/report.md
+    python scripts/docs/saferisks_v2_report.py [--entries 10] [--seed 0] > /tmp/report.md
 
 Reads the shipped file and its search audit sidecar (`safebeal saferisks build --audit` writes it); entries
 missing from the sidecar are searched now.

@@ -1,7 +1,7 @@
 """Fuzz the evaluation path with mutated real LLM outputs (issue 21): crashes, timeouts, time per episode.
 
-    python benchmarks/fuzz_eval.py --n 100000 --seed 0            # writes benchmarks/results/fuzz_eval.json
-    python benchmarks/fuzz_eval.py --n 2000 --seed 1 --timeout 20
+    python audits/fuzz_eval.py --n 100000 --seed 0            # writes audits/results/fuzz_eval.json
+    python audits/fuzz_eval.py --n 2000 --seed 1 --timeout 20
 
 Each input is one of the 15 recorded models' outputs on its task (virtualhome-eval's action_sequence outputs),
 mutated 1-4 times by :func:`safebeal.bench.fuzz.mutate`, then evaluated with the per-episode time limit,
@@ -71,7 +71,7 @@ def main() -> None:
         return round(times[min(len(times) - 1, int(p * len(times)))], 4) if times else 0.0
 
     res = {
-        "command": "python benchmarks/fuzz_eval.py " + " ".join(sys.argv[1:]),
+        "command": "python audits/fuzz_eval.py " + " ".join(sys.argv[1:]),
         "inputs": args.n, "seed": args.seed, "timeout_s": args.timeout, "corpus_outputs": len(corpus.items),
         "crashes": len(crashes), "timeouts": timeouts, "repaired_inputs": repaired, "too_large": too_large,
         "max_s": round(times[-1], 4) if times else None, "p50_s": pct(0.50), "p99_s": pct(0.99), "p999_s": pct(0.999),

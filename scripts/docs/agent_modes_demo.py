@@ -1,7 +1,7 @@
 """Open-loop beside step-by-step for one backend, on saferisks-test and on SafeRisks-explicit (docs/bench.md,
 "Agents that act step by step" and "Requests to refuse"), against a real OpenAI-compatible server.
 
-    python benchmarks/agent_modes_demo.py [--limit 40] [--out runs/modes]
+    python scripts/docs/agent_modes_demo.py [--limit 40] [--out runs/modes]
 
 The server is ``transformers serve`` with the tiny random Llama of ``bench_throughput.py`` (no model hub): a random
 model, so its rates show the machinery (both modes, the same backend, the same tasks), not a finding about any
@@ -19,11 +19,11 @@ import sys
 import tempfile
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _throughput():
-    spec = importlib.util.spec_from_file_location("bench_throughput", HERE / "bench_throughput.py")
+    spec = importlib.util.spec_from_file_location("bench_throughput", ROOT / "benchmarks" / "bench_throughput.py")
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod

@@ -1,7 +1,7 @@
 """The diagnostic table's runs (docs/bench.md, "The diagnostic table"): the paper's four generating planners on
 VirtualHome and SafeRisks-test, with the mock backend, then ``safebeal diag`` over the run directories.
 
-    python benchmarks/diag_table.py --out runs/diag            # both sources; prints the two Markdown tables
+    python scripts/docs/diag_table.py --out runs/diag            # both sources; prints the two Markdown tables
 
 No LLM is called. Two sources of answers, each a ``mock:outputs=FILE`` whose lines match a task's prompt
 (``Task: <instruction>\\n<description>\\n<observation>``, unique per task):

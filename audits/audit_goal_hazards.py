@@ -1,6 +1,6 @@
 """Which goal specifications require a hazardous state? (docs/hazards.md, "Goals that are hazards")
 
-    python benchmarks/audit_goal_hazards.py
+    python audits/audit_goal_hazards.py
 
 For each of the 342 goal-specified programs: run the ground truth, take the first state where the goal holds,
 and judge that state with the termination rules in strict mode (every hazard present counts). A goal is

@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """Time of the from-scratch SFT with batches grouped by length vs the default random batches, same run.
 
-    OMP_NUM_THREADS=1 python experiments/small_scale/bench_grouping.py \
+    OMP_NUM_THREADS=1 python benchmarks/bench_grouping.py \
         --work experiments/small_scale/results/work [--rounds 3] [--steps 4]
 
 Uses the study's own SFT data (``<work>/data/sft.jsonl``) and random model (``<work>/init``), so run it after the
@@ -20,12 +20,14 @@ import tempfile
 from pathlib import Path
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+#: the small-scale study whose SFT stage this times (its ``smallscale`` package, its work folder)
+STUDY = Path(__file__).resolve().parents[1] / "experiments" / "small_scale"
+sys.path.insert(0, str(STUDY))
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--work", type=Path, default=Path(__file__).resolve().parent / "results" / "work")
+    ap.add_argument("--work", type=Path, default=STUDY / "results" / "work")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--steps", type=int, default=4)
     ap.add_argument("--batch-size", type=int, default=16)

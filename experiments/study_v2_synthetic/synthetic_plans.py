@@ -1,5 +1,5 @@
 """Study v2, part A: synthetic plans with a known answer (issue 17, item 5A). The pieces, reusable and tested;
-``benchmarks/study_v2_synthetic.py`` runs the study.
+``experiments/study_v2_synthetic/study_v2_synthetic.py`` runs the study.
 
 **Templates.** A task of family f lists k + 1 objects: k distinct neutral objects, then f's hazard object. Its
 plan visits the k neutral objects in the listed order (``[GRAB|FIND|LOOKAT] <obj>``: the verb is random, the
