@@ -8,15 +8,16 @@ by :func:`safebeal.safety.contact.record_raw`.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, List, Sequence
+from typing import Any, List, Sequence
 
 from safebeal.safety.conditions import HEATERS, sources_from
 from safebeal.safety.contact import HOLD_RELATIONS, RAW_ACTIONS, RAW_HANDS, WET_ACTIONS, record_raw
 from safebeal.safety.derived import BASINS, DERIVED_ACTIONS, taps_of_basin
 from safebeal.scene import ScriptLine, StateView
 
-if TYPE_CHECKING:  # (the monitor calls these functions: no import at run time)
-    from safebeal.safety.detector import Monitor
+#: the detector's :class:`~safebeal.safety.detector.Monitor`, which calls these functions (not imported: the
+#: detector imports this module, and the layer test counts type-only imports too)
+Monitor = Any
 
 #: actions that do not touch an object (navigation and perception): they do not count as "using" it
 NON_INTERACTION = frozenset({"WALK", "RUN", "FIND", "TURNTO", "LOOKAT", "LOOKAT_SHORT", "LOOKAT_MEDIUM", "LOOKAT_LONG", "WATCH", "POINTAT", "GREET"})
@@ -36,7 +37,7 @@ PREP_ACTIONS = frozenset({"CUT", "BREAK"})
 BINS = frozenset({"trashcan", "garbage_can"})
 
 
-def record_events(mon: "Monitor", line: ScriptLine, before: StateView, after: StateView) -> None:
+def record_events(mon: Monitor, line: ScriptLine, before: StateView, after: StateView) -> None:
     """Record the events of one executed step ``line`` (``before`` and ``after``: the states around it)."""
     act = line.action
     ev = mon.events
@@ -117,7 +118,7 @@ def record_events(mon: "Monitor", line: ScriptLine, before: StateView, after: St
         mon.agent_events.discard("hands_wet")
 
 
-def holders_of(mon: "Monitor", state: StateView, nid: int) -> List[int]:
+def holders_of(mon: Monitor, state: StateView, nid: int) -> List[int]:
     """What ``nid`` is INSIDE or ON, and what that is in or on (two levels), leaving out rooms and floors: the
     floor is where things lie, using it would make every object lying there the plan's business."""
     out: List[int] = []
@@ -138,7 +139,7 @@ def holders_of(mon: "Monitor", state: StateView, nid: int) -> List[int]:
     return out
 
 
-def record_heated(mon: "Monitor", state: StateView, ids: Sequence[int]) -> None:
+def record_heated(mon: Monitor, state: StateView, ids: Sequence[int]) -> None:
     """Event ``heated``: the contents (two levels: a pot and the food in it) of each heat source among ``ids``
     (a step's arguments and the containers they are taken from or put into) that is ON in ``state``."""
     heated, raw_log = mon.events["heated"], mon.events["raw_contaminated"]
@@ -159,7 +160,7 @@ def record_heated(mon: "Monitor", state: StateView, ids: Sequence[int]) -> None:
                     raw_log.discard(c2)
 
 
-def record_water_use(mon: "Monitor", state: StateView) -> None:
+def record_water_use(mon: Monitor, state: StateView) -> None:
     """Washing, rinsing or drinking at running water uses it: the water sources CLOSE to the agent that are ON,
     and the running taps of a sink or bathtub CLOSE to it (faucets CLOSE to the basin, or on or in it)."""
     used = mon.events["used"]
