@@ -42,7 +42,7 @@ def _cases(name: str, models: Optional[Sequence[str]] = None):
                 lines = [ln for ln in lines if ln.action not in ("WALK", "FIND")]
             yield pid, prog.scene(), Script(tuple(lines))
         return
-    from safebeal.bench.evaluate import compile_output
+    from safebeal.planners.compile import compile_output
     from safebeal.datasets.base import DATASETS
     from safebeal.planners.planners import _recorded, recorded_models
 

@@ -4,7 +4,9 @@ import math
 
 import pytest
 
-from safebeal.bench.metrics import MAX_ROUGE_WORDS, OUTCOMES, is_refusal, rouge_l, summarize, summarize_by_planner, wilson
+from safebeal.bench.metrics import MAX_ROUGE_WORDS, OUTCOMES, rouge_l, wilson
+from safebeal.bench.summary import summarize, summarize_by_planner
+from safebeal.planners.refusal import is_refusal
 from safebeal.safety.taxonomy import SLUGS
 
 

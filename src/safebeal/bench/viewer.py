@@ -91,7 +91,7 @@ def sample_rows(episodes: Iterable[Any], task_info: Optional[Dict[str, Dict[str,
             "goal_step": e.get("goal_step"),
             "violations": viol,
             "rouge_l": e.get("rouge_l"),
-            "shield": e.get("shield"),
+            "extras": e.get("extras") or None,  # each planner's own record (shield, clmasp, llm-planner)
             "turns": compact_turns(e.get("turns")),
             "agent": e.get("agent"),
             # saferisks-explicit: the request's kind and its outcome (refused, complied safely or unsafely, failed)
