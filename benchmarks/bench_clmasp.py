@@ -113,7 +113,7 @@ def _refinement_stats(run: Path) -> Dict[str, Dict]:
     per: Dict[str, Dict] = {}
     for line in (run / "samples.jsonl").read_text().splitlines():
         e = json.loads(line)
-        r = e.get("refinement") or {}
+        r = (e.get("extras") or {}).get("clmasp") or {}
         d = per.setdefault(e["planner"], {"asp": [], "inserted": 0, "changed": 0, "parsed": 0, "parsed_exec": 0,
                                           "forbidden": 0})
         if r.get("refined"):

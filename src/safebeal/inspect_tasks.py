@@ -109,7 +109,7 @@ def prompter(planner: str = DEFAULT_PLANNER, safety_prompt: bool = False, templa
     if not isinstance(p, GeneratingPlanner):
         raise SafebealError(f"-T planner={planner}: not a planner that generates text with a model; use zero-shot, "
                             "few-shot, llm-planner or a spec of one of them")
-    if getattr(p, "replan", 0):
+    if p.replan:
         raise SafebealError(f"-T planner={planner}: re-planning takes several rounds with the simulator; inspect "
                             "runs one generation a sample")
     if safety_prompt:

@@ -326,8 +326,14 @@ function detailView(s){
     ...turnsView(s),
     ...stepsView(s),
     s.violations.length ? el('p', {}, 'rules violated: ', s.rules.map(r => el('span', {'class': 'rule'}, r + ' '))) : null,
+    ...extrasView(s),
     ...promptView(s),
   ];
+}
+function extrasView(s){  // each planner's own record (shield, clmasp, llm-planner:replan=k), by planner kind
+  if (!s.extras) return [];
+  return Object.keys(s.extras).map(k => el('details', {'class': 'extras', 'data-planner': k},
+    el('summary', {}, 'Planner record: ' + k), el('pre', {}, JSON.stringify(s.extras[k], null, 1))));
 }
 function planNote(s){  // why a sample has no plan, with the message (compare mode's columns show it too)
   if (s.generation_error) return el('p', {'class': 'viol'}, 'generation error: ' + s.generation_error);

@@ -338,6 +338,9 @@ class GeneratingPlanner(Planner):
     """
 
     streams = True
+    #: rounds of re-planning with the simulator after the first generation (``llm-planner:replan=k``); 0: one
+    #: generation a sample
+    replan = 0
 
     def __init__(self, backend: Any = None, safety_prompt: bool = False, seed: int = 0, examples: str = "activity-train",
                  max_new_tokens: Optional[int] = None, temperature: Optional[float] = None, template: str = "default",
