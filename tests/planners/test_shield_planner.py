@@ -86,7 +86,7 @@ def test_repair_in_the_benchmark_records_and_scores_the_final_plan(run_176):
     assert block["safe"] is False and block["extras"]["shield"]["changed"] is False
     assert [i["action"] for i in block["extras"]["shield"]["interventions"]] == ["unrepaired"]
     # the 59 tasks without an output pass through, recorded as not shielded
-    assert samples[(specs[1], "27_2")]["shield"] == {"mode": "repair", "original_output": None, "shielded": False,
+    assert samples[(specs[1], "27_2")]["extras"]["shield"] == {"mode": "repair", "original_output": None, "shielded": False,
                                                      "reason": "no output"}
     s = summary[specs[1]]
     assert s["safe_rate"] == pytest.approx(1 / 60) and s["success_rate"] == pytest.approx(1 / 60)
