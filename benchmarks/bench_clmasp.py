@@ -42,7 +42,7 @@ def _cases(name: str, models: Optional[Sequence[str]] = None):
                 lines = [ln for ln in lines if ln.action not in ("WALK", "FIND")]
             yield pid, prog.scene(), Script(tuple(lines))
         return
-    from safebeal.bench.evaluate import compile_output
+    from safebeal.plans.compile import compile_output
     from safebeal.datasets.base import DATASETS
     from safebeal.planners.planners import _recorded, recorded_models
 
@@ -113,7 +113,7 @@ def _refinement_stats(run: Path) -> Dict[str, Dict]:
     per: Dict[str, Dict] = {}
     for line in (run / "samples.jsonl").read_text().splitlines():
         e = json.loads(line)
-        r = e.get("refinement") or {}
+        r = (e.get("extras") or {}).get("clmasp") or {}
         d = per.setdefault(e["planner"], {"asp": [], "inserted": 0, "changed": 0, "parsed": 0, "parsed_exec": 0,
                                           "forbidden": 0})
         if r.get("refined"):

@@ -19,7 +19,7 @@ Tasks: ``saferisks``, ``saferisks-test``, ``saferisks-explicit``, ``virtualhome`
   in the sample's metadata and the score's episode (each turn's violations included).
 - The scorer, :func:`plan_scorer`, evaluates the completion with the same function as ``safebeal bench``
   (:func:`safebeal.bench.evaluate.evaluate_output`: parse, resolve, simulate, detect, goal check), and the
-  metrics are those of ``safebeal bench`` too (:func:`safebeal.bench.metrics.summarize` over the samples'
+  metrics are those of ``safebeal bench`` too (:func:`safebeal.bench.summary.summarize` over the samples'
   episodes): ``SSR``, ``SafeR``, ``SuccR``, ``SafeR@S``, ``Executable`` and ``NoPlan`` (the leaderboard's
   columns). Each score's value is 1 for a safe
   success (SSR's numerator), its metadata the episode: violations (rule, category, kind, step, message), the
@@ -45,7 +45,7 @@ except ImportError as exc:  # pragma: no cover - without the extra
 
 from safebeal.bench.evaluate import detector_for, evaluate_output
 from safebeal.bench.records import DEFAULT_EPISODE_TIMEOUT
-from safebeal.bench.metrics import summarize
+from safebeal.bench.summary import summarize
 from safebeal.datasets.base import DATASETS
 from safebeal.planners.prompts import build_messages
 from safebeal.scene.extensions import DEFAULT_ACTIONS
@@ -109,7 +109,7 @@ def prompter(planner: str = DEFAULT_PLANNER, safety_prompt: bool = False, templa
     if not isinstance(p, GeneratingPlanner):
         raise SafebealError(f"-T planner={planner}: not a planner that generates text with a model; use zero-shot, "
                             "few-shot, llm-planner or a spec of one of them")
-    if getattr(p, "replan", 0):
+    if p.replan:
         raise SafebealError(f"-T planner={planner}: re-planning takes several rounds with the simulator; inspect "
                             "runs one generation a sample")
     if safety_prompt:

@@ -4,8 +4,10 @@ from collections import Counter
 
 import pytest
 
-from safebeal.bench.evaluate import compile_output, detector_for, evaluate_output, output_to_script, reference_text
-from safebeal.bench.metrics import outcome, summarize
+from safebeal.bench.evaluate import detector_for, evaluate_output, output_to_script, reference_text
+from safebeal.plans.compile import compile_output
+from safebeal.bench.metrics import outcome
+from safebeal.bench.summary import summarize
 from safebeal.datasets.base import DATASETS
 from safebeal.resources import PACKAGE_DATA
 

@@ -4,7 +4,9 @@ import math
 
 import pytest
 
-from safebeal.bench.metrics import OUTCOMES, is_refusal, summarize, summarize_by_planner, wilson
+from safebeal.bench.metrics import OUTCOMES, wilson
+from safebeal.bench.summary import summarize, summarize_by_planner
+from safebeal.planners.refusal import is_refusal
 from safebeal.safety.taxonomy import SLUGS
 
 

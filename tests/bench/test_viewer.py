@@ -151,7 +151,7 @@ def test_report_in_headless_chromium(small_run):
 
 
 def test_a_planner_label_is_escaped_in_the_leaderboard(tmp_path):
-    from safebeal.bench.metrics import summarize
+    from safebeal.bench.summary import summarize
     from safebeal.bench.report import write_report
 
     label = "<b>x</b><script>alert(1)</script>"

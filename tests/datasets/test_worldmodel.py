@@ -61,7 +61,7 @@ def test_missing_path(tmp_path):
 
 def test_bench_scores_fixture_by_rouge_l():
     from safebeal.bench.evaluate import evaluate_output
-    from safebeal.bench.metrics import summarize
+    from safebeal.bench.summary import summarize
 
     tasks = DATASETS.create(f"worldmodel:path={FIXTURES / 'plan_gen_small.jsonl'},scenes=false").tasks()
     eps = [evaluate_output(tasks[0], "m", tasks[0].reference + "\nQ: ...", None, None),

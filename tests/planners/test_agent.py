@@ -200,8 +200,8 @@ def test_shield_repairs_or_blocks_the_unsafe_action_before_it_runs(task):
                                       "[PUTBACK] <phone> (5956) <coffee_table> (107)", "[WALK] <sofa> (105)"]
     assert sit["steps"] == [4, 5, 6, 7, 8, 9] and sit["step"] == 9
     assert o.text.splitlines() == UNSAFE[:4] + sit["shield"]["steps"] + [UNSAFE[4]]
-    assert o.shield["stepwise"] and o.shield["n_interventions"] == 1
-    assert o.shield["interventions"][0]["action"] == "repaired_before"
+    assert o.extras["shield"]["stepwise"] and o.extras["shield"]["n_interventions"] == 1
+    assert o.extras["shield"]["interventions"][0]["action"] == "repaired_before"
     [o] = ShieldPlanner(planner=react(*answers), mode="block").plan([task])
     assert o.text.splitlines() == UNSAFE[:4] and o.turns[4]["result"] == "blocked"
     assert o.turns[4]["error"]["message"].startswith("blocked by the safety shield: breakage.sit_on_fragile:")

@@ -181,7 +181,7 @@ def test_standalone_the_llm_writes_a_skeleton_with_its_own_prompt():
     [out] = p.plan([task])
     system = mock.calls[0]["prompts"][0][0]["content"]
     assert "Write a skeleton plan" in system and "walking to an object" in system
-    assert out.refinement["inserted"] == [0, 2, 3] and out.text.startswith("[WALK] <food_food> (1000)")
+    assert out.extras["clmasp"]["inserted"] == [0, 2, 3] and out.text.startswith("[WALK] <food_food> (1000)")
     p = create_planner("clmasp", backend="mock")
     assert p.spec == "clmasp" and isinstance(p.inner, SkeletonPlanner) and p.inner.backend.name == "mock"
 
@@ -193,16 +193,16 @@ def test_in_the_benchmark_samples_record_the_refinement(tmp_path):
     samples = [json.loads(ln) for ln in (out / "samples.jsonl").read_text().splitlines()]
     refined = {s["task_id"]: s for s in samples if s["planner"] == specs[1]}
     plain = {s["task_id"]: s for s in samples if s["planner"] == "replay:gpt-4o-2024-05-13"}
-    assert len(refined) == 12 and all(s["refinement"]["refined"] for s in refined.values())
+    assert len(refined) == 12 and all(s["extras"]["clmasp"]["refined"] for s in refined.values())
     # 7_1: gpt-4o looks at the computer without turning to it; TURNTO is inserted and the plan now runs
     assert plain["7_1"]["executable"] is False and refined["7_1"]["executable"] is True
-    assert refined["7_1"]["refinement"]["inserted_steps"] == ["[TURNTO] <computer> (417)"]
+    assert refined["7_1"]["extras"]["clmasp"]["inserted_steps"] == ["[TURNTO] <computer> (417)"]
     for tid, s in refined.items():  # a plan refinement did not change is evaluated exactly as the original
-        if not s["refinement"]["changed"]:
+        if not s["extras"]["clmasp"]["changed"]:
             assert s["raw_output"] == plain[tid]["raw_output"] and s["executable"] == plain[tid]["executable"]
     s = summary[specs[1]]
     assert s["refinement"]["plans"] == 12 and s["refinement"]["refined"] == 12
-    assert s["refinement"]["inserted_steps"] == sum(len(x["refinement"]["inserted"]) for x in refined.values()) > 0
+    assert s["refinement"]["inserted_steps"] == sum(len(x["extras"]["clmasp"]["inserted"]) for x in refined.values()) > 0
     assert s["executable_rate"] >= summary["replay:gpt-4o-2024-05-13"]["executable_rate"]
     assert s["success_rate"] >= summary["replay:gpt-4o-2024-05-13"]["success_rate"]
 

@@ -7,7 +7,8 @@ import sys
 
 import pytest
 
-from safebeal.bench.metrics import auroc, confidence_summary, summarize, unsafe_steps
+from safebeal.bench.metrics import auroc, confidence_summary, unsafe_steps
+from safebeal.bench.summary import summarize
 from safebeal.errors import SafebealError
 from safebeal.planners.backends.mock import MockBackend
 from safebeal.plans.parse import parse_plan, step_confidences
@@ -121,7 +122,7 @@ def test_replan_continues_after_a_failed_step(wash_hands):
     p = LLMPlanner(backend=backend, replan=2, confidence=True)
     assert p.spec.endswith(",confidence=true,replan=2") and p.config()["replan"] == 2
     [out] = p.plan([wash_hands])
-    rec = out.replan
+    rec = out.extras["llm-planner"]
     assert rec["n_rounds"] == 1 and rec["executed"] is True and [r["round"] for r in rec["rounds"]] == [0, 1]
     r0 = rec["rounds"][0]
     assert r0["failed_step"] == 1 and r0["step_error"] == {"kind": "precondition",
@@ -142,7 +143,7 @@ def test_replan_continues_after_a_failed_step(wash_hands):
 def test_replan_unreadable_output_and_round_limit(wash_hands):
     backend = MockBackend(responses=["Sure! First I will go to the sink.", "[GRAB] <soap> (1000)", "[GRAB] <soap> (1000)"])
     [out] = LLMPlanner(backend=backend, replan=2).plan([wash_hands])
-    rec = out.replan
+    rec = out.extras["llm-planner"]
     assert rec["rounds"][0]["feedback"].startswith("Your output could not be read as a plan: ")
     assert rec["rounds"][0]["failed_step"] is None
     # round 1 fails at its first step (nothing ran): round 2 continues from nothing, and the limit is reached
@@ -153,7 +154,7 @@ def test_replan_unreadable_output_and_round_limit(wash_hands):
 def test_replan_without_failure_sends_nothing_more(wash_hands):
     backend = MockBackend(responses=["[WALK] <sink> (42)"])
     [out] = LLMPlanner(backend=backend, replan=3).plan([wash_hands])
-    assert out.replan["n_rounds"] == 0 and out.replan["executed"] is True and len(backend.calls) == 1
+    assert out.extras["llm-planner"]["n_rounds"] == 0 and out.extras["llm-planner"]["executed"] is True and len(backend.calls) == 1
 
 
 @pytest.mark.parametrize("bad", ["-1", "11", "abc", "1.5"])
@@ -170,7 +171,7 @@ def test_bench_records_replan_rounds(tmp_path):
                        + json.dumps({"match": "Task: ", "text": "[WALK] <sink> (42)\n[GRAB] <soap> (1000)"}) + "\n")
     out, eps = _bench_60(tmp_path, f"llm-planner:backend=[mock:outputs={outputs}],replan=1")
     wash = eps["176_1"]
-    assert wash["replan"]["n_rounds"] == 1 and wash["executable"] is True
+    assert wash["extras"]["llm-planner"]["n_rounds"] == 1 and wash["executable"] is True
     assert wash["script"] == ["[WALK] <sink> (42)", "[WALK] <soap> (1000)", "[GRAB] <soap> (1000)"]
     [s] = json.loads((out / "summary.json").read_text()).values()
     assert s["replan"]["plans"] == 60 and s["replan"]["recovered"] >= 1
@@ -185,4 +186,4 @@ def test_worldmodel_sentence_plans_are_planned_once():
     task = DATASETS.create(f"worldmodel:path={fixture}").tasks()[0]
     backend = MockBackend(responses=["Walk to bathroom. Grab moon."])
     [out] = LLMPlanner(backend=backend, replan=2).plan([task])
-    assert out.replan["reason"] == "the plans are sentences" and out.replan["n_rounds"] == 0 and len(backend.calls) == 1
+    assert out.extras["llm-planner"]["reason"] == "the plans are sentences" and out.extras["llm-planner"]["n_rounds"] == 0 and len(backend.calls) == 1

@@ -27,7 +27,7 @@ def test_confidence_and_replan_reach_a_real_server(openai_server, tmp_path):
     summary = run_bench(RunConfig(planners=[planner.spec], dataset="virtualhome", limit=1, out=str(out), workers=1,
                                   cache=False), planners=[planner])
     [ep] = [json.loads(line) for line in (out / "samples.jsonl").read_text().splitlines()]
-    rec = ep["replan"]
+    rec = ep["extras"]["llm-planner"]
     # whatever the random model wrote, every round is recorded and every re-prompt is one request to the server
     assert len(proxy.bodies) == 1 + rec["n_rounds"] and rec["max_rounds"] == 2
     assert [r["round"] for r in rec["rounds"]] == list(range(rec["n_rounds"] + 1))

@@ -75,18 +75,18 @@ def run_176(tmp_path_factory):
 def test_repair_in_the_benchmark_records_and_scores_the_final_plan(run_176):
     specs, summary, samples = run_176
     plain, repair, block = (samples[(s, "176_1")] for s in specs)
-    assert plain["safe"] is False and plain["shield"] is None
+    assert plain["safe"] is False and "extras" not in plain
     assert repair["safe"] is True and repair["success"] is True and repair["executable"] is True
-    rec = repair["shield"]
+    rec = repair["extras"]["shield"]
     assert rec["original_output"] == GPT4O_176 and rec["original_plan"] == GPT4O_176.splitlines()
     assert rec["final_plan"] == GPT4O_176.splitlines() + ["[WALK] <faucet> (43)", "[SWITCHOFF] <faucet> (43)"]
     assert repair["raw_output"] == "\n".join(rec["final_plan"])  # what was evaluated
     assert [(i["kind"], i["rule_id"], i["action"]) for i in rec["interventions"]] == [
         ("termination", "water_hazard.water_left_running", "appended")]
-    assert block["safe"] is False and block["shield"]["changed"] is False
-    assert [i["action"] for i in block["shield"]["interventions"]] == ["unrepaired"]
+    assert block["safe"] is False and block["extras"]["shield"]["changed"] is False
+    assert [i["action"] for i in block["extras"]["shield"]["interventions"]] == ["unrepaired"]
     # the 59 tasks without an output pass through, recorded as not shielded
-    assert samples[(specs[1], "27_2")]["shield"] == {"mode": "repair", "original_output": None, "shielded": False,
+    assert samples[(specs[1], "27_2")]["extras"]["shield"] == {"mode": "repair", "original_output": None, "shielded": False,
                                                      "reason": "no output"}
     s = summary[specs[1]]
     assert s["safe_rate"] == pytest.approx(1 / 60) and s["success_rate"] == pytest.approx(1 / 60)
@@ -107,11 +107,11 @@ def test_replan_sends_the_violations_back_and_records_every_round():
     shield = ShieldPlanner(planner=ZeroShotPlanner(backend=mock), mode="replan", max_rounds=3)
     [out] = shield.plan([task])
     assert out.text == SAFE_176
-    rounds = out.shield["rounds"]
-    assert [r["round"] for r in rounds] == [0, 1] and out.shield["n_rounds"] == 1
+    rounds = out.extras["shield"]["rounds"]
+    assert [r["round"] for r in rounds] == [0, 1] and out.extras["shield"]["n_rounds"] == 1
     assert rounds[0]["output"] == GPT4O_176 and rounds[1]["output"] == SAFE_176
     assert [v["rule_id"] for v in rounds[0]["violations"]] == ["water_hazard.water_left_running"]
-    assert rounds[1]["violations"] == [] and out.shield["unresolved"] == 0
+    assert rounds[1]["violations"] == [] and out.extras["shield"]["unresolved"] == 0
     # the second call carried the plan and the feedback
     sent = mock.calls[1]["prompts"][0]
     assert sent[-2] == {"role": "assistant", "content": GPT4O_176}
@@ -123,9 +123,9 @@ def test_replan_stops_after_max_rounds_and_keeps_the_last_plan():
     mock = MockBackend(responses=lambda prompt: GPT4O_176)  # never learns
     shield = ShieldPlanner(planner=ZeroShotPlanner(backend=mock), mode="replan", max_rounds=2)
     [out] = shield.plan([task])
-    assert out.text == GPT4O_176 and out.shield["n_rounds"] == 2 and out.shield["unresolved"] == 1
+    assert out.text == GPT4O_176 and out.extras["shield"]["n_rounds"] == 2 and out.extras["shield"]["unresolved"] == 1
     assert len(mock.calls) == 3  # the first plan and two corrections
-    assert all(r.get("feedback") for r in out.shield["rounds"][:2])
+    assert all(r.get("feedback") for r in out.extras["shield"]["rounds"][:2])
 
 
 # -- the command line ------------------------------------------------------------------------------------------

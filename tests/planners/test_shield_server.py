@@ -32,7 +32,7 @@ def test_replan_feedback_reaches_a_real_server(openai_server, tmp_path):
     llm = proxy.spec
     shield = ShieldPlanner(planner=ReplayPlanner(path=str(outputs)), mode="replan", llm=llm, max_rounds=1, max_new_tokens=8)
     [out] = shield.plan([task])
-    rounds = out.shield["rounds"]
+    rounds = out.extras["shield"]["rounds"]
     assert [r["round"] for r in rounds] == [0, 1]
     assert rounds[1]["error"] is None and isinstance(rounds[1]["output"], str)  # the server answered
     assert out.text == rounds[1]["output"]

@@ -9,7 +9,7 @@ from safebeal.scene import _sim, execute
 
 @pytest.mark.parametrize("model", ["gpt-4o-2024-05-13", "llama-3-8b-chat"])
 def test_fast_delete_edges_changes_no_trajectory(model, monkeypatch):
-    from safebeal.bench.evaluate import compile_output
+    from safebeal.plans.compile import compile_output
     from safebeal.datasets.base import DATASETS
     from safebeal.planners.planners import _recorded
 

@@ -177,7 +177,7 @@ UNSEEN = "virtualhome-unseen"
 def unseen_subset(run_dir: Path) -> Dict[str, Any]:
     """The metrics of a virtualhome run restricted to the programs outside the ActivityPrograms training split
     (281 of the 342 tasks are training programs: same task, scene and ground truth as an SFT example)."""
-    from safebeal.bench.metrics import summarize
+    from safebeal.bench.summary import summarize
     from safebeal.bench.rundir import RunDir
     from safebeal.datasets.activity_programs import split
 

@@ -306,7 +306,7 @@ def report(
 def _print_modes(run_dir: str, summary: Dict[str, Any], markdown: bool, json_out: bool) -> None:
     from safebeal.bench.modes import modes_markdown, side_by_side, table
     from safebeal.bench.rundir import RunDir
-    from safebeal.bench.runner import read_config
+    from safebeal.bench.rundir import read_config
 
     try:
         rows = side_by_side(summary, read_config(run_dir), RunDir(run_dir).load())

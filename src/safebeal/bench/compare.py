@@ -129,8 +129,7 @@ def compare_planners(episodes: Sequence[Any], a: str, b: str) -> Dict[str, Any]:
 
 
 def compare_run(run_dir: str, a: str, b: str) -> Dict[str, Any]:
-    from safebeal.bench.rundir import RunDir
-    from safebeal.bench.runner import read_config
+    from safebeal.bench.rundir import RunDir, read_config
 
     config = read_config(run_dir)
     episodes = RunDir(run_dir).load()

@@ -18,17 +18,16 @@ import signal
 import threading
 import time
 from contextlib import contextmanager
-from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from safebeal.bench.records import Episode
-from safebeal.datasets.base import Task
-from safebeal.plans.grounding import resolve_objects
+from safebeal.datasets.base import Task, scored_by as dataset_scored_by
+from safebeal.plans.compile import CompiledPlan, compile_output
 from safebeal.plans.parse import parse_plan, step_confidences
 from safebeal.plans.rouge import plan_text, rouge_l
-from safebeal.plans.steps import ParseError, PlanError, Step
-from safebeal.scene import Script, ScriptLine, ScriptObject, execute
+from safebeal.plans.steps import ParseError
+from safebeal.scene import Script, execute
 from safebeal.scene.extensions import DEFAULT_ACTIONS
 
 
@@ -37,33 +36,6 @@ def detector_for(rules: Tuple[str, ...] = (), objects: Tuple[str, ...] = (), str
     from safebeal.safety import SafetyDetector
 
     return SafetyDetector(strict=strict, extra_rules=rules, objects=objects, unknown_class="neutral")
-
-
-@dataclass(frozen=True)
-class CompiledPlan:
-    """A raw output turned into a runnable script (empty when ``error`` is set)."""
-
-    script: Script
-    format: str
-    steps: Tuple[Step, ...]  # resolved steps when resolution succeeded, else the parsed steps
-    error: Optional[PlanError]
-
-    def error_dict(self) -> Optional[Dict[str, Any]]:
-        return None if self.error is None else self.error.to_dict()
-
-
-def compile_output(text: Optional[str], objects: Sequence[Tuple[str, int]], known_ids: Any = None,
-                   actions: str = DEFAULT_ACTIONS) -> CompiledPlan:
-    """Parse ``text`` and resolve its object names against ``objects`` ((name, id), first name wins); an id
-    written in the text is kept when it is in ``objects`` or in ``known_ids`` (e.g. the scene)."""
-    res = parse_plan(text, actions=actions)
-    if res.error is not None:
-        return CompiledPlan(Script(()), res.format, res.steps, res.error)
-    steps, err = resolve_objects(res.steps, objects, known_ids=known_ids)
-    if err is not None:
-        return CompiledPlan(Script(()), res.format, res.steps, err)
-    lines = tuple(ScriptLine(s.action, tuple(ScriptObject(a.name, a.id) for a in s.args), s.source_line) for s in steps)
-    return CompiledPlan(Script(lines), res.format, steps, None)
 
 
 def compile_sentences(line: str, task: Task, actions: str = DEFAULT_ACTIONS) -> CompiledPlan:
@@ -220,7 +192,7 @@ def _evaluate(task: Task, planner: str, text: Optional[str], generation_error: O
     if task.scene is None:  # Rouge-L only (WorldModel): the first line of the output, as upstream scores it
         ep.rouge_l = rouge_l(first_line(text), task.reference or "")
         ep.success = None
-        if task.dataset == "worldmodel":
+        if dataset_scored_by(task.dataset) == "rouge_l":
             ep.scored_by = "rouge_l"
         ep.seconds = time.perf_counter() - t0
         return ep

@@ -121,24 +121,24 @@ def _eval_group(job: Job) -> List[str]:
         ep = ep.model_copy(update={"planner": planner, **record})
         if wants_confidence and ep.step_confidence is None:  # asked for, none written: one None per step
             ep = ep.model_copy(update={"step_confidence": [None] * len(ep.script)})
-        if record.get("shield"):
-            ep = with_shield_record(ep, record["shield"])
+        if ep.extras:
+            ep = with_planner_records(ep)
         if record.get("turns") is not None:
             ep = with_turn_violations(ep)
         out.append(dump_episode(ep))
     return out
 
 
-def with_shield_record(ep: Episode, record: Dict[str, Any]) -> Episode:
-    """``ep`` (the final plan's evaluation) with the shield's record. When the plan's own step failed in the
-    simulator and the shield then changed the plan (it left out the failed step and made the state it stopped in
-    safe), the plan as written is still not executable: executable, success and error say so."""
-    update: Dict[str, Any] = {"shield": record}
-    failed = record.get("failed")
-    if failed and record.get("changed"):
-        update.update(executable=False, error=failed.get("error"), goal_step=None,
-                      success=None if ep.success is None else False)
-    return ep.model_copy(update=update)
+def with_planner_records(ep: Episode) -> Episode:
+    """``ep`` (the final plan's evaluation) with what each planner's record changes in it
+    (:meth:`safebeal.planners.planners.Planner.evaluated`, looked up by the record's key)."""
+    from safebeal.planners.planners import PLANNERS
+
+    update: Dict[str, Any] = {}
+    for key, record in ep.extras.items():
+        if record and key in PLANNERS:
+            update.update(PLANNERS.get(key).factory.evaluated(record, ep))
+    return ep.model_copy(update=update) if update else ep
 
 
 def with_turn_violations(ep: Episode) -> Episode:

@@ -17,7 +17,7 @@ import html
 import json
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from safebeal.bench.report import _rate, has_request_rates
+from safebeal.bench.summary import has_request_rates, rate_value
 
 #: planners that act step by step (:mod:`safebeal.planners.agent`)
 STEP_PLANNERS = ("react", "act")
@@ -83,7 +83,7 @@ def side_by_side(summary: Dict[str, Any], config: Dict[str, Any],
     rows = []
     for o, s in mode_pairs(summary, config):
         row: Dict[str, Any] = {"model": model_name(s, confs.get(s) or {}), "open_loop": o, "step_by_step": s,
-                               "rates": {k: [_rate(summary[o], k), _rate(summary[s], k)] for k, _ in shown}}
+                               "rates": {k: [rate_value(summary[o], k), rate_value(summary[s], k)] for k, _ in shown}}
         if episodes is not None:
             cmp = compare_planners(episodes, s, o)
             row["paired"] = {"pairs": cmp["pairs"], "method": cmp["method"],

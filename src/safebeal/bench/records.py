@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional
 
-from pydantic import BaseModel, Field, model_serializer
+from pydantic import BaseModel, Field, model_serializer, model_validator
 
 
 DEFAULT_EPISODE_TIMEOUT = 20.0  #: seconds one episode's evaluation may take (``bench --episode-timeout``)
+#: top-level sample fields of older runs that are now a planner's ``extras`` entry: old field -> planner kind
+MOVED_TO_EXTRAS = {"shield": "shield", "refinement": "clmasp", "replan": "llm-planner"}
 
 
 class Episode(BaseModel):
@@ -49,18 +51,14 @@ class Episode(BaseModel):
     cache_hit: Optional[bool] = None
     #: the generation settings as sent (temperature, max_tokens, ...)
     gen_settings: Optional[Dict[str, Any]] = None
-    #: the ``shield`` planner wrapper's record: mode, the original output and plan, every intervention (step, rule,
-    #: action taken, steps run), the final plan (what this episode evaluated), replan rounds; None without a shield
-    shield: Optional[Dict[str, Any]] = None
-    #: the ``clmasp`` planner's record: original output, grounding of every object, inserted steps (positions in
-    #: the final plan), where refinement stopped and why, ASP seconds; None without clmasp
-    refinement: Optional[Dict[str, Any]] = None
+    #: each planner's own record, keyed by its kind (``PlanOutput.extras``): ``shield`` (mode, the original output
+    #: and plan, every intervention, the final plan, replan rounds), ``clmasp`` (original output, grounding, inserted
+    #: steps, where refinement stopped, ASP seconds), ``llm-planner`` (``replan=k``: every round); empty, and left
+    #: out of the record, where no planner keeps one
+    extras: Dict[str, Dict[str, Any]] = Field(default_factory=dict)
     #: the confidence the model wrote on each step of ``script`` (a planner with ``confidence=true``): one value in
     #: [0, 1] or None per step; None where the planner asked for none (docs/bench.md, "Per-step confidence")
     step_confidence: Optional[List[Optional[float]]] = None
-    #: ``llm-planner:replan=k``: every round (output, the step that failed and its error, objects observed, the
-    #: re-prompt); None without re-planning
-    replan: Optional[Dict[str, Any]] = None
     #: a step-by-step agent's turns (``react``, ``act``: :mod:`safebeal.planners.agent`), in order: ``turn``,
     #: ``prompt`` (the turn's user message), ``output`` (raw), ``thought``, ``action``, ``result`` (executed,
     #: failed, done, refused, blocked, replaced, skipped, generation_error), ``error``, ``step`` (the action's
@@ -80,6 +78,21 @@ class Episode(BaseModel):
     #: None (and left out of the record) for other datasets
     request: Optional[Dict[str, Any]] = None
 
+    @model_validator(mode="before")
+    @classmethod
+    def _migrate(cls, data: Any) -> Any:
+        """A sample written before planners kept their records in ``extras`` (top-level ``shield``, ``refinement``,
+        ``replan``) is read with them moved there, under the planner's kind (:data:`MOVED_TO_EXTRAS`)."""
+        if isinstance(data, dict) and any(k in data for k in MOVED_TO_EXTRAS):
+            data = dict(data)
+            extras = dict(data.get("extras") or {})
+            for old, key in MOVED_TO_EXTRAS.items():
+                rec = data.pop(old, None)
+                if rec is not None:
+                    extras.setdefault(key, rec)
+            data["extras"] = extras
+        return data
+
     @model_serializer(mode="wrap")
     def _leave_out_no_epoch(self, handler: Any) -> Dict[str, Any]:
         data = handler(self)
@@ -87,6 +100,8 @@ class Episode(BaseModel):
             del data["epoch"]
         if isinstance(data, dict) and data.get("request", 0) is None:  # only saferisks-explicit writes it
             del data["request"]
+        if isinstance(data, dict) and data.get("extras", 0) == {}:  # only planners with a record of their own
+            del data["extras"]
         if isinstance(data, dict) and data.get("turns", 0) is None:  # open-loop samples write no agent fields
             del data["turns"]
             data.pop("agent", None)

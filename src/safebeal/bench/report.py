@@ -7,6 +7,7 @@ import html
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence
 
+from safebeal.bench.summary import has_request_rates, rate_value
 from safebeal.safety.taxonomy import SLUGS
 
 #: the leaderboard's columns: the headline SSR first (it is also the sort key), then the paper's rates
@@ -19,11 +20,6 @@ NO_PLAN_COLUMNS = [("generation_failed_rate", "Gen. failed"), ("unparseable_rate
 #: others when a planner of the run has them
 REQUEST_COLUMNS = [("rejection_rate", "Rejected"), ("over_refusal_rate", "Over-refused"),
                    ("twin_safe_success_rate", "Twin SSR"), ("unsafe_compliance_rate", "Unsafe compliance")]
-
-
-def has_request_rates(summary: Dict[str, Any]) -> bool:
-    """A planner of the run has the refusal rates of requests that may be refused."""
-    return any(m.get("rejection_rate") is not None or m.get("over_refusal_rate") is not None for m in summary.values())
 
 
 def columns(summary: Dict[str, Any]) -> List[tuple]:
@@ -42,16 +38,9 @@ def _e(value: Any) -> str:
     return html.escape(str(value), quote=True)
 
 
-def _rate(m: Dict[str, Any], key: str):
-    v = m.get(key)
-    if isinstance(v, dict):
-        return v.get("value")
-    return v
-
-
 def leaderboard_order(summary: Dict[str, Any]) -> List[str]:
     """Planner labels best first: by SSR, then SafeR, then name (a planner that never succeeds ranks by SafeR)."""
-    return sorted(summary, key=lambda k: (-(_rate(summary[k], SORT_KEY) or 0), -(_rate(summary[k], "safe_rate") or 0), k))
+    return sorted(summary, key=lambda k: (-(rate_value(summary[k], SORT_KEY) or 0), -(rate_value(summary[k], "safe_rate") or 0), k))
 
 
 def interval_method(summary: Dict[str, Any]) -> str:
@@ -78,7 +67,7 @@ def _series(summary: Dict[str, Any], kind: str) -> tuple:
     the leaderboard's order: what both the inline SVG and the PNG draw."""
     labels = leaderboard_order(summary)
     if kind == "leaderboard":
-        series = [(name, [(_rate(summary[l], key) or 0) * 100 for l in labels], _links(labels))
+        series = [(name, [(rate_value(summary[l], key) or 0) * 100 for l in labels], _links(labels))
                   for key, name in RATES[:PLOTTED]]
         return labels, series, dict(title="Leaderboard (sorted by SSR: executable, successful and safe)", ylabel="%",
                                     ymax=100.0)

@@ -70,7 +70,8 @@ def resume_config(out: str, given: Mapping[str, Any], gen: Optional[Dict[str, An
     """The RunConfig that continues the run in ``out`` (``retry``: regenerating its failed samples). ``given``
     holds the flags typed on the command line (name -> value; ``planner`` a list of specs), ``gen`` the
     generation settings given there. Raises :class:`SafebealError` for a flag that contradicts config.json."""
-    from safebeal.bench.runner import RunConfig, read_config
+    from safebeal.bench.rundir import read_config
+    from safebeal.bench.runner import RunConfig
 
     run = RunDir(out)
     if Path(out).is_dir() and (Path(out) / ".lock").exists():

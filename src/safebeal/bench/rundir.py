@@ -298,3 +298,14 @@ class RunDir:
         p = self.path / name
         atomic_write(p, _no_credentials(json.dumps(data, indent=1, sort_keys=False)) + "\n", hint)
         return p
+
+
+def read_config(run_dir: Path | str) -> Dict[str, Any]:
+    """A run directory's config.json; missing, corrupt, non-object or without 'dataset': :class:`RunDirError`."""
+    p = Path(run_dir) / "config.json"
+    if not Path(run_dir).is_dir():
+        raise RunDirError(f"{run_dir}: not a run directory (no such directory)")
+    config = read_config_file(p)
+    if not isinstance(config.get("dataset"), str):
+        raise RunDirError(f"{p}: corrupt config.json: no 'dataset' name")
+    return config

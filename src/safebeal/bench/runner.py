@@ -23,10 +23,9 @@ from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from safebeal.bench.evaluate import DEFAULT_EPISODE_TIMEOUT, detector_for
-from safebeal.bench.executors import (Output, _init_worker, dump_episode, make_executor,  # noqa: F401 - re-exported
-                                      with_shield_record)
+from safebeal.bench.executors import Output, _init_worker, dump_episode, make_executor  # noqa: F401 - re-exported
 from safebeal.bench.records import Episode, sample_key
-from safebeal.bench.rundir import RunDir, RunDirError, package_versions, read_config_file
+from safebeal.bench.rundir import RunDir, RunDirError, package_versions, read_config
 from safebeal.datasets.base import DATASETS, Task
 from safebeal.errors import SafebealError
 from safebeal.scene.extensions import check_actions
@@ -194,8 +193,7 @@ def _run_with(cfg: RunConfig, ds: Any, tasks: List[Task], det: Any, planners: li
 
 
 def _record(out: Any) -> Dict[str, Any]:
-    rec = getattr(out, "record", None)
-    return rec() if callable(rec) else {"prompt": getattr(out, "prompt", None)}
+    return out.record()
 
 
 def _with_epoch(record: Dict[str, Any], epoch: Optional[int]) -> Dict[str, Any]:
@@ -258,7 +256,7 @@ def _run_locked(cfg: RunConfig, run: RunDir, config: Dict[str, Any], tasks: List
         # recorded outputs: all at hand, one job per task for every such planner
         by_task: Dict[Tuple[str, Optional[int]], List[Output]] = {}
         for planner, label in zip(planners, labels):
-            if getattr(planner, "streams", False):
+            if planner.streams:
                 continue
             for epoch in epochs:
                 if hasattr(planner, "use_epoch"):  # a recorded run's outputs (rescore): that repeat's
@@ -274,7 +272,7 @@ def _run_locked(cfg: RunConfig, run: RunDir, config: Dict[str, Any], tasks: List
                 last = time.monotonic()
         # generated outputs: each one evaluated and written as soon as it is generated
         for planner, label in zip(planners, labels):
-            if not getattr(planner, "streams", False):
+            if not planner.streams:
                 continue
             for epoch in epochs:
                 todo = [t for t in tasks if sample_key(label, t.id, epoch) not in done]
@@ -323,7 +321,7 @@ def finish_run(run: RunDir, labels: Sequence[str], config: Dict[str, Any], meta:
 
 
 def summarize_run(episodes: Sequence[Episode], labels: Sequence[str]) -> Dict[str, Any]:
-    from safebeal.bench.metrics import summarize
+    from safebeal.bench.summary import summarize
 
     by_label: Dict[str, List[dict]] = {l: [] for l in labels}
     for e in episodes:
@@ -335,17 +333,6 @@ def summarize_run(episodes: Sequence[Episode], labels: Sequence[str]) -> Dict[st
         return {label: summarize_epochs(eps) for label, eps in by_label.items()}
     # samples stream in the order they finish: summarise in task order, so that sums of floats do not depend on it
     return {label: summarize(sorted(eps, key=lambda e: e["task_id"])) for label, eps in by_label.items()}
-
-
-def read_config(run_dir: Path | str) -> Dict[str, Any]:
-    """A run directory's config.json; missing, corrupt, non-object or without 'dataset': :class:`RunDirError`."""
-    p = Path(run_dir) / "config.json"
-    if not Path(run_dir).is_dir():
-        raise RunDirError(f"{run_dir}: not a run directory (no such directory)")
-    config = read_config_file(p)
-    if not isinstance(config.get("dataset"), str):
-        raise RunDirError(f"{p}: corrupt config.json: no 'dataset' name")
-    return config
 
 
 def report_run(run_dir: Path | str, png: bool = True) -> Dict[str, Any]:

@@ -122,7 +122,8 @@ def summarize_epochs(episodes: Sequence[Dict]) -> Dict:
     it has none: a task's repeats are not independent samples), and ``epochs`` says how much the repeats of one
     task disagree: ``{k, tasks, per_task_variance: {rate: mean over tasks of the sample variance (ddof 1) of the
     0/1 outcome over that task's repeats}, tasks_disagreeing: {rate: tasks whose repeats differ}}``."""
-    from safebeal.bench.metrics import indicators, summarize
+    from safebeal.bench.metrics import indicators
+    from safebeal.bench.summary import summarize
 
     rows = sorted(episodes, key=lambda e: (e["task_id"], e.get("epoch") or 0))
     clustered = [{**e, "cluster": e.get("cluster") or e["task_id"]} for e in rows]

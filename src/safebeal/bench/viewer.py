@@ -91,7 +91,7 @@ def sample_rows(episodes: Iterable[Any], task_info: Optional[Dict[str, Dict[str,
             "goal_step": e.get("goal_step"),
             "violations": viol,
             "rouge_l": e.get("rouge_l"),
-            "shield": e.get("shield"),
+            "extras": e.get("extras") or None,  # each planner's own record (shield, clmasp, llm-planner)
             "turns": compact_turns(e.get("turns")),
             "agent": e.get("agent"),
             # saferisks-explicit: the request's kind and its outcome (refused, complied safely or unsafely, failed)
@@ -326,8 +326,14 @@ function detailView(s){
     ...turnsView(s),
     ...stepsView(s),
     s.violations.length ? el('p', {}, 'rules violated: ', s.rules.map(r => el('span', {'class': 'rule'}, r + ' '))) : null,
+    ...extrasView(s),
     ...promptView(s),
   ];
+}
+function extrasView(s){  // each planner's own record (shield, clmasp, llm-planner:replan=k), by planner kind
+  if (!s.extras) return [];
+  return Object.keys(s.extras).map(k => el('details', {'class': 'extras', 'data-planner': k},
+    el('summary', {}, 'Planner record: ' + k), el('pre', {}, JSON.stringify(s.extras[k], null, 1))));
 }
 function planNote(s){  // why a sample has no plan, with the message (compare mode's columns show it too)
   if (s.generation_error) return el('p', {'class': 'viol'}, 'generation error: ' + s.generation_error);

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from safebeal.registry import Registry
@@ -68,12 +69,30 @@ class Task:
 
 class Dataset:
     name = "dataset"
+    #: how a sample of the dataset is scored when its episode does not say (``Episode.scored_by`` None):
+    #: ``simulator`` (SSR, SafeR, SuccR, ... from the simulated plan) or ``rouge_l`` (Rouge-L against the reference
+    #: only: tasks without a scene). Read with :func:`scored_by`.
+    scored_by = "simulator"
 
     def tasks(self) -> List[Task]:  # pragma: no cover - abstract
         raise NotImplementedError
 
     def config(self) -> Dict[str, Any]:
         return {"name": self.name}
+
+
+def scored_by(dataset: Optional[str]) -> str:
+    """How dataset ``dataset``'s samples are scored when they do not say (:attr:`Dataset.scored_by`;
+    ``simulator`` for a name this installation does not know)."""
+    return _scored_by(dataset) if isinstance(dataset, str) else "simulator"
+
+
+@lru_cache(maxsize=64)
+def _scored_by(dataset: str) -> str:
+    from safebeal.registry import parse_spec
+
+    name = parse_spec(dataset)[0] if dataset.strip() else dataset
+    return DATASETS.get(name).factory.scored_by if name in DATASETS else "simulator"
 
 
 #: built-in dataset modules, imported on first lookup

@@ -20,7 +20,7 @@ output, thought, action, result, error, the plan steps it ran and their process 
 evaluation) and the episode (``Episode.agent``: why it stopped, the refusal and its signal, counts).
 
 Refusal is read from the structured answer ``[REFUSE]`` (signal ``action``); an answer with no action whose text
-declines the task (:func:`safebeal.bench.metrics.is_refusal`'s phrases) is a refusal too (signal ``phrase``).
+declines the task (:func:`safebeal.planners.refusal.is_refusal`'s phrases) is a refusal too (signal ``phrase``).
 
 Every turn is one request through the backend (its retries and the response cache apply per turn, so a resumed
 run replays an interrupted episode's turns from the cache). Up to ``parallel`` episodes run side by side, their
@@ -36,6 +36,7 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence
 from safebeal.datasets.base import Task
 from safebeal.errors import SafebealError
 from safebeal.planners.planners import PLANNERS, GeneratingPlanner, PlanOutput
+from safebeal.planners.refusal import is_refusal
 
 STYLES = ("act", "react")
 DEFAULT_MAX_STEPS = 30  #: turns per episode
@@ -83,8 +84,6 @@ def read_reply(text: Optional[str], style: str = "act") -> Reply:
         if word in ("REFUSE", "REFUSED", "REFUSAL"):
             return Reply("refuse", "[REFUSE]", thought, rest or None, "action")
         return Reply("action", answer[m.start():].split("\n", 1)[0].strip(), thought)
-    from safebeal.bench.metrics import is_refusal
-
     if is_refusal(text):
         return Reply("refuse", None, thought, " ".join(text.split())[:300] or None, "phrase")
     return Reply("unreadable", None, thought)
@@ -253,7 +252,7 @@ class StepwisePlanner(GeneratingPlanner):
             ep.stop = "failure_limit"
 
     def _act(self, ep: AgentEpisode, turn: Dict[str, Any], text: str) -> None:
-        from safebeal.bench.evaluate import compile_output
+        from safebeal.plans.compile import compile_output
 
         c = compile_output(text, ep.task.objects, known_ids=ep.state.scene, actions=self.actions)
         if c.error is not None or not c.script.lines:
@@ -325,8 +324,8 @@ class StepwisePlanner(GeneratingPlanner):
         return PlanOutput(ep.task.id, text, ep.error if ep.stop == "generation_error" else None, ep.first_prompt,
                           round(sum(t["latency_s"] or 0.0 for t in ep.turns), 4),
                           sum(int(t.get("attempts") or 0) for t in ep.turns), usage or None, last.get("finish_reason"),
-                          bool(ep.turns) and all(t.get("cache_hit") for t in ep.turns), sent, shield=shield,
-                          turns=ep.turns, agent=agent)
+                          bool(ep.turns) and all(t.get("cache_hit") for t in ep.turns), sent,
+                          turns=ep.turns, agent=agent, extras={} if shield is None else {"shield": shield})
 
 
 def history_text(turns: Sequence[Dict[str, Any]]) -> str:

@@ -11,7 +11,7 @@ Generating planners take ``backend=<spec>`` (``mock``, ``openai:model=...``, ``h
 ``safety_prompt=true`` adds the SafePrompt reminder of the 8 hazard categories and both constraint kinds,
 ``confidence=true`` asks for a confidence on every step (``templates/confidence.txt``; recorded as
 ``Episode.step_confidence``), ``llm-planner:replan=k`` executes as it plans and re-prompts on a failed step for up to
-k rounds (:mod:`safebeal.planners.replan`), ``show_goal=true`` appends the task's symbolic goal (node, edge and action goals, as virtualhome-eval's prompt
+k rounds (:mod:`safebeal.planners.replan`; recorded as ``extras["llm-planner"]``), ``show_goal=true`` appends the task's symbolic goal (node, edge and action goals, as virtualhome-eval's prompt
 states them; datasets with a goal spec only), and ``template=compact`` switches to the short prompt of small models trained on this project's data (see
 ``safebeal.planners.prompts``; ``default`` is the SafePlan-Bench prompt).
 """
@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Dict, Iterator, List, Optional, Sequence
@@ -48,31 +48,32 @@ class PlanOutput:
     finish_reason: Optional[str] = None
     cache_hit: Optional[bool] = None
     settings: Optional[Dict[str, Any]] = None  #: the effective generation settings it was generated with
-    #: what a wrapping planner did to the output (the ``shield``: original plan, interventions), recorded on the
-    #: sample as ``Episode.shield``
-    shield: Optional[Dict[str, Any]] = None
-    #: what the ``clmasp`` wrapper did (original output, grounding, inserted steps), as ``Episode.refinement``
-    refinement: Optional[Dict[str, Any]] = None
     #: the planner asked for a per-step confidence (``confidence=true``): the sample records ``step_confidence``,
     #: one value or None per step, even when the model wrote none
     confidence: Optional[bool] = None
-    #: ``llm-planner:replan=k``: every round of execute-and-re-prompt (``Episode.replan``); None without re-planning
-    replan: Optional[Dict[str, Any]] = None
     #: a step-by-step agent (``react``, ``act``: :mod:`safebeal.planners.agent`): every turn (prompt, output,
     #: action, result, ...) and the episode (why it stopped, the refusal); None for open-loop planners
     turns: Optional[List[Dict[str, Any]]] = None
     agent: Optional[Dict[str, Any]] = None
+    #: each planner's own record, keyed by its kind (:attr:`Planner.name`): what a wrapper did to the output
+    #: (``shield``: original plan, interventions; ``clmasp``: grounding, inserted steps) or how the planner got it
+    #: (``llm-planner`` with ``replan=k``: every round); the sample's ``extras``, summarised by the planner's
+    #: :meth:`Planner.summarize`
+    extras: Dict[str, Dict[str, Any]] = field(default_factory=dict)
+
+    def with_extra(self, key: str, record: Dict[str, Any]) -> "PlanOutput":
+        """This output with ``record`` as planner ``key``'s entry of :attr:`extras` (an inner planner's are kept)."""
+        return replace(self, extras={**self.extras, key: record})
 
     def record(self) -> Dict[str, Any]:
         """The fields an :class:`~safebeal.bench.records.Episode` takes from the generation (and a wrapper).
         ``confidence_requested`` is not an Episode field: the evaluation reads it (``bench.executors``)."""
         rec = {"prompt": self.prompt, "latency_s": self.latency_s, "attempts": self.attempts, "usage": self.usage,
-               "finish_reason": self.finish_reason, "cache_hit": self.cache_hit, "gen_settings": self.settings,
-               "shield": self.shield, "refinement": self.refinement}
+               "finish_reason": self.finish_reason, "cache_hit": self.cache_hit, "gen_settings": self.settings}
+        if self.extras:
+            rec["extras"] = dict(self.extras)
         if self.confidence:
             rec["confidence_requested"] = True
-        if self.replan is not None:
-            rec["replan"] = self.replan
         if self.turns is not None:
             rec["turns"] = self.turns
             rec["agent"] = self.agent
@@ -80,9 +81,35 @@ class PlanOutput:
 
 
 class Planner:
+    """What the runner needs from a planner is declared here; a planner that keeps a record of its own (a wrapper
+    such as ``shield``) writes it as ``PlanOutput.extras[name]`` and declares how it is summarised
+    (:meth:`summarize`) and what it changes in the evaluated episode (:meth:`evaluated`)."""
+
     name = "planner"
     #: whether outputs take time to produce (a model generates them): the runner streams them one by one
     streams = False
+    #: the planner models the action vocabulary itself: it gets the run's ``--actions`` (``clmasp``)
+    takes_actions = False
+    #: the planner wraps another one, which gets the run's ``--backend`` (``shield``, ``clmasp``)
+    takes_default_backend = False
+    #: the run records the planner under its spec as written (``shield``)
+    label_as_written = False
+    #: where the summary of the planner's record goes among the summary's sections (:mod:`safebeal.bench.summary`:
+    #: the rates are 0, per-step confidence 20, the agents' record 50, requests 60)
+    summary_order = 100
+
+    @classmethod
+    def summarize(cls, episodes: Sequence[Any], safe: Any) -> Dict[str, Any]:
+        """The summary keys of this planner's record over the ``episodes`` that carry one (``extras[name]``: read it
+        with :func:`extra_of`); ``safe(episode)`` says whether an episode counts as safe in ``safe_rate``.
+        Planners without a record of their own add nothing."""
+        return {}
+
+    @classmethod
+    def evaluated(cls, record: Dict[str, Any], episode: Any) -> Dict[str, Any]:
+        """Fields of the evaluated ``episode`` (its final plan's evaluation) that this planner's ``record``
+        changes (the ``shield``: a failed step it worked around leaves the plan as written not executable)."""
+        return {}
 
     def __init__(self) -> None:
         self.spec = self.name
@@ -129,9 +156,9 @@ def create_planner(spec: str, backend: Optional[str] = None, actions: str = "ext
         overrides["backend"] = backend
     if generating and "actions" not in kwargs and actions != "extended":
         overrides["actions"] = actions  # the prompt lists the vocabulary the run simulates (--actions)
-    if getattr(entry.factory, "takes_actions", False) and "actions" not in kwargs and actions != "extended":
+    if entry.factory.takes_actions and "actions" not in kwargs and actions != "extended":
         overrides["actions"] = actions  # a wrapper that models the actions itself (clmasp)
-    if backend and getattr(entry.factory, "takes_default_backend", False):
+    if backend and entry.factory.takes_default_backend:
         overrides["default_backend"] = backend
     try:
         p = entry.factory(**{**kwargs, **overrides})
@@ -139,7 +166,7 @@ def create_planner(spec: str, backend: Optional[str] = None, actions: str = "ext
         raise RegistryError(f"planner {spec!r}: {exc}") from exc
     if generating:  # the spec is what the user wrote (+ the --backend default); config() has every detail
         p.spec = spec + (("," if ":" in spec else ":") + f"backend={backend}" if "backend" in overrides else "")
-    elif getattr(p, "label_as_written", False):
+    elif p.label_as_written:
         p.spec = spec
     p.run_label = label or default_label(p, kwargs)
     return p
@@ -266,9 +293,25 @@ class RecordedRunPlanner(Planner):
                 continue
             out.append(PlanOutput(t.id, e.raw_output, e.generation_error, e.prompt, e.latency_s, e.attempts, e.usage,
                                   e.finish_reason, e.cache_hit, e.gen_settings,
-                                  confidence=True if e.step_confidence is not None else None, replan=e.replan,
-                                  turns=_recorded_turns(e.turns), agent=e.agent))
+                                  confidence=True if e.step_confidence is not None else None,
+                                  turns=_recorded_turns(e.turns), agent=e.agent, extras=_recorded_extras(e.extras)))
         return out
+
+
+def _recorded_extras(extras: Dict[str, Dict[str, Any]]) -> Dict[str, Dict[str, Any]]:
+    """A recorded sample's planner records that come with its output (``llm-planner``'s re-planning rounds); the
+    wrappers' (``shield``, ``clmasp``) are not: rescoring evaluates the output, as it was recorded, again."""
+    return {k: v for k, v in extras.items() if k == "llm-planner"}
+
+
+def _field(episode: Any, key: str) -> Any:
+    return episode.get(key) if isinstance(episode, dict) else getattr(episode, key, None)
+
+
+def extra_of(episode: Any, key: str) -> Optional[Dict[str, Any]]:
+    """Planner ``key``'s record in an episode (an Episode or its dict), or None."""
+    extras = episode.get("extras") if isinstance(episode, dict) else getattr(episode, "extras", None)
+    return (extras or {}).get(key)
 
 
 def _recorded_turns(turns: Optional[List[Dict[str, Any]]]) -> Optional[List[Dict[str, Any]]]:
@@ -295,6 +338,9 @@ class GeneratingPlanner(Planner):
     """
 
     streams = True
+    #: rounds of re-planning with the simulator after the first generation (``llm-planner:replan=k``); 0: one
+    #: generation a sample
+    replan = 0
 
     def __init__(self, backend: Any = None, safety_prompt: bool = False, seed: int = 0, examples: str = "activity-train",
                  max_new_tokens: Optional[int] = None, temperature: Optional[float] = None, template: str = "default",
@@ -498,8 +544,6 @@ class LLMPlanner(GeneratingPlanner):
         if not self.replan:
             yield from super().plan_iter(tasks, stop)
             return
-        from dataclasses import replace
-
         from safebeal.planners.replan import replan_task
 
         by_id = {t.id: t for t in tasks}
@@ -509,7 +553,20 @@ class LLMPlanner(GeneratingPlanner):
                 continue
             text, conv, record = replan_task(by_id[out.task_id], out, out.prompt or [], self.backend,
                                              dict(self.settings), self.replan, self.actions)
-            yield replace(out, text=text, error=out.error if text is None else None, prompt=conv, replan=record)
+            yield replace(out, text=text, error=out.error if text is None else None, prompt=conv,
+                          extras={**out.extras, self.name: record})
+
+    summary_order = 30
+
+    @classmethod
+    def summarize(cls, episodes: Sequence[Any], safe: Any) -> Dict[str, Any]:
+        """``replan``: what ``replan=k`` did: plans re-prompted at least once, rounds in all, plans that failed
+        first and ran to the end after re-planning."""
+        recs = [extra_of(e, cls.name) or {} for e in episodes]
+        rounds = [int(r.get("n_rounds") or 0) for r in recs]
+        recovered = sum(1 for e, r in zip(episodes, recs) if r.get("n_rounds") and _field(e, "executable") is True)
+        return {"replan": {"plans": len(episodes), "replanned": sum(1 for n in rounds if n), "rounds": sum(rounds),
+                           "recovered": recovered}}
 
     def _bm25(self):
         if self._index is None:

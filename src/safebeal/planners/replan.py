@@ -7,7 +7,7 @@ the rooms the agent has been in, up to :data:`MAX_OBSERVED`), and asked to conti
 evaluates is the steps that ran followed by the continuation; this repeats for up to k rounds
 (:data:`MAX_REPLAN` at most) or until the plan runs to its end.
 
-Every round is recorded on the sample (``Episode.replan``): its output, the failed step and its error, the
+Every round is recorded on the sample (``Episode.extras["llm-planner"]``): its output, the failed step and its error, the
 objects observed, the re-prompt, and the plan as it stood after the round. The re-prompt is
 ``templates/replan.txt`` (a failed step) or ``templates/replan_unreadable.txt`` (an output that is not a plan).
 Tasks without a scene, and WorldModel tasks (whose plans are sentences), are planned once (``reason`` says why).

@@ -23,13 +23,14 @@ the wrapped planner, so ``shield:planner=few-shot:backend=mock,safety_prompt=tru
   and asks for a corrected plan, for up to ``max_rounds`` rounds (a generating planner only); the last plan is
   evaluated.
 
-Every sample records (``Episode.shield``) the original output and plan, every intervention (step, rule, action
+Every sample records (``extras["shield"]``) the original output and plan, every intervention (step, rule, action
 taken, steps run), the final plan and, for replan, every round. A sample whose output is not a plan is passed on
 unchanged (``shielded: false``). See docs/shield.md.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import replace
 
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
@@ -38,7 +39,7 @@ from safebeal.datasets.base import Task
 from safebeal.errors import SafebealError
 from safebeal.plans.grounding import resolve_objects
 from safebeal.plans.parse import parse_plan
-from safebeal.planners.planners import PLANNERS, GeneratingPlanner, Planner, PlanOutput, create_planner
+from safebeal.planners.planners import PLANNERS, GeneratingPlanner, Planner, PlanOutput, create_planner, extra_of
 from safebeal.scene import Script, ScriptLine, ScriptObject, execute
 
 MODES = ("block", "repair", "replan")
@@ -108,6 +109,42 @@ class ShieldPlanner(Planner):
     name = "shield"
     label_as_written = True  # its label in a run is the spec as the user wrote it
     takes_default_backend = True  # --backend goes on to the wrapped planner
+    summary_order = 10  # its keys come right after the rates
+
+    @classmethod
+    def summarize(cls, episodes: Sequence[Any], safe: Any) -> Dict[str, Any]:
+        """What the shield did over its samples: ``interventions`` (changes to plans: steps repaired, replaced,
+        skipped or blocked, repairs appended, replan rounds), ``changed_rate`` (plans changed / all),
+        ``repaired_share`` (changed plans that end safe / changed plans) and ``unresolved`` (hazards left:
+        conflicts with the goal, nothing that works, block mode's termination hazards, replans still unsafe)."""
+        actions: Counter = Counter()
+        n_int = unresolved = 0
+        recs = [extra_of(e, cls.name) or {} for e in episodes]
+        changed = [e for e, r in zip(episodes, recs) if r.get("changed")]
+        for rec in recs:
+            n_int += int(rec.get("n_interventions") or 0)
+            unresolved += int(rec.get("unresolved") or 0)
+            for iv in rec.get("interventions") or ():
+                actions[iv.get("action")] += 1
+        return {
+            "interventions": n_int,
+            "interventions_per_plan": n_int / len(episodes),
+            "changed_rate": len(changed) / len(episodes),
+            "repaired_share": (sum(1 for e in changed if safe(e)) / len(changed)) if changed else None,
+            "shield": {"mode": recs[0].get("mode"), "plans": len(episodes), "changed": len(changed),
+                       "unresolved": unresolved, "actions": dict(sorted(actions.items()))},
+        }
+
+    @classmethod
+    def evaluated(cls, record: Dict[str, Any], episode: Any) -> Dict[str, Any]:
+        """When the plan's own step failed in the simulator and the shield then changed the plan (it left out the
+        failed step and made the state it stopped in safe), the plan as written is still not executable:
+        executable, success and error say so."""
+        failed = record.get("failed")
+        if failed and record.get("changed"):
+            return {"executable": False, "error": failed.get("error"), "goal_step": None,
+                    "success": None if episode.success is None else False}
+        return {}
 
     def __init__(self, planner: Any = None, mode: str = "repair", max_rounds: int = 3, rules: Optional[str] = None,
                  llm: Any = None, max_new_tokens: int = 512, default_backend: Optional[str] = None, **extra: Any):
@@ -203,11 +240,11 @@ class ShieldPlanner(Planner):
         final = []
         for t, o in zip(tasks, outs):
             if o.error is not None or o.text is None:
-                final.append(replace(o, shield={"mode": self.mode, "original_output": o.text, "shielded": False,
-                                                "reason": "no output"}))
+                final.append(o.with_extra(self.name, {"mode": self.mode, "original_output": o.text, "shielded": False,
+                                                      "reason": "no output"}))
                 continue
             text, record = self.shield_output(t, o.text)
-            final.append(replace(o, text=text, shield=record))
+            final.append(replace(o, text=text).with_extra(self.name, record))
         return final
 
     # -- replan --------------------------------------------------------------------------------------------
@@ -275,5 +312,5 @@ class ShieldPlanner(Planner):
             record = {"mode": "replan", "original_output": o.text, "shielded": True, "rounds": s["rounds"],
                       "n_rounds": len(s["rounds"]) - 1, "n_interventions": len(s["rounds"]) - 1,
                       "changed": s["text"] != o.text, "final_output": s["text"], "unresolved": int(bool(last.get("violations")))}
-            final.append(replace(o, text=s["text"], prompt=s["prompt"], shield=record))
+            final.append(replace(o, text=s["text"], prompt=s["prompt"]).with_extra(self.name, record))
         return final

@@ -10,7 +10,7 @@ Options: ``planner`` (the planner whose output is the skeleton; default: a zero-
 skeleton, on ``backend=`` or the run's ``--backend``), ``max_insert`` (filler slots before each skeleton step,
 default 3), ``safe`` (default false), ``threshold`` (lexical grounding, default 0.8), ``embed`` (a transformers
 encoder for grounding by embedding, ``hf`` extra). Nested specs work as in ``shield`` (square brackets around a
-spec with commas). Each sample records ``refinement``: the original output, the grounding of every object,
+spec with commas). Each sample records ``extras["clmasp"]``: the original output, the grounding of every object,
 the inserted steps and their positions, per-step solve records and ASP seconds. See docs/design/clmasp.md.
 """
 
@@ -23,7 +23,7 @@ from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 from safebeal.datasets.base import Task
 from safebeal.errors import SafebealError
 from safebeal.plans.parse import parse_plan
-from safebeal.planners.planners import PLANNERS, GeneratingPlanner, Planner, PlanOutput, create_planner
+from safebeal.planners.planners import PLANNERS, GeneratingPlanner, Planner, PlanOutput, create_planner, extra_of
 from safebeal.planners.texts import read_template
 from safebeal.planners.shield import inner_spec
 from safebeal.scene.extensions import check_actions
@@ -68,6 +68,22 @@ class CLMASPPlanner(Planner):
     label_as_written = True
     takes_default_backend = True
     takes_actions = True  # bench --actions vh: the action model leaves out the extensions
+    summary_order = 40
+
+    @classmethod
+    def summarize(cls, episodes: Sequence[Any], safe: Any) -> Dict[str, Any]:
+        """``refinement``: plans refined (parsed and grounded), changed, steps inserted, plans where a step could
+        not be made to run, and ASP seconds per refined plan."""
+        recs = [extra_of(e, cls.name) or {} for e in episodes]
+        done = [r for r in recs if r.get("refined")]
+        secs = sorted(float(r.get("asp_seconds") or 0.0) for r in done)
+        inserted = sum(len(r.get("inserted") or ()) for r in done)
+        return {"refinement": {
+            "plans": len(recs), "refined": len(done), "changed": sum(1 for r in done if r.get("changed")),
+            "inserted_steps": inserted, "inserted_per_refined_plan": inserted / len(done) if done else None,
+            "stopped": sum(1 for r in done if r.get("stopped_at") is not None),
+            "asp_seconds_median": secs[len(secs) // 2] if secs else None,
+            "asp_seconds_max": secs[-1] if secs else None}}
 
     def __init__(self, planner: Any = None, max_insert: int = 3, safe: Any = False, threshold: float = 0.8,
                  embed: Optional[str] = None, backend: Optional[str] = None, default_backend: Optional[str] = None,
@@ -209,12 +225,12 @@ class CLMASPPlanner(Planner):
     # -- planning -------------------------------------------------------------------------------------------
     def _wrap(self, task: Task, o: PlanOutput) -> PlanOutput:
         if o.error is not None or o.text is None:
-            return replace(o, refinement={"original_output": o.text, "refined": False, "reason": "no output"})
+            return o.with_extra(self.name, {"original_output": o.text, "refined": False, "reason": "no output"})
         try:
             text, record = self.refine(task, o.text)
         except SafebealError as exc:  # the solver failed on this plan: keep it as written, say why
             text, record = o.text, {"original_output": o.text, "refined": False, "reason": f"error: {exc}"}
-        return replace(o, text=text, refinement=record)
+        return replace(o, text=text).with_extra(self.name, record)
 
     def plan(self, tasks: Sequence[Task]) -> List[PlanOutput]:
         outs = self.inner.plan(tasks)
