@@ -54,23 +54,6 @@ LAYERS: Tuple[Tuple[str, FrozenSet[str]], ...] = (
 RANK = {name: i for i, (name, _) in enumerate(LAYERS)}
 LAYER_OF = {part: name for name, parts in LAYERS for part in parts}
 
-#: violations in areas that other helpers of issue 35 fix in parallel, by area; the lead empties this after the
-#: merge (test_pending_entries_still_occur then names each entry that no longer occurs). Circles are listed by
-#: their exact module sets (a circle that grows fails); arrows by (importer, imported).
-PENDING_CIRCLES: Dict[str, List[FrozenSet[str]]] = {
-    "floor": [],
-    "records": [
-        frozenset({"safebeal.bench.metrics", "safebeal.bench.requests"}),
-        frozenset({"safebeal.bench.compare", "safebeal.bench.modes", "safebeal.bench.report", "safebeal.bench.runner"}),
-    ],
-}
-PENDING_ARROWS: Dict[str, Set[Tuple[str, str]]] = {
-    "floor": set(),
-    "records": {("safebeal.planners.agent", "safebeal.bench.evaluate"),
-                ("safebeal.planners.agent", "safebeal.bench.metrics")},
-}
-
-
 @dataclass(frozen=True)
 class Arrow:
     importer: str
@@ -219,17 +202,9 @@ def graph():
     return modules, import_arrows(modules)
 
 
-def _pending_circles() -> List[FrozenSet[str]]:
-    return [c for cs in PENDING_CIRCLES.values() for c in cs]
-
-
-def _pending_arrows() -> Set[Tuple[str, str]]:
-    return {p for ps in PENDING_ARROWS.values() for p in ps}
-
-
 def test_no_import_circle(graph):
     _, arrows = graph
-    found = [c for c in circles(arrows) if c not in _pending_circles()]
+    found = circles(arrows)
     msg = []
     for c in found:
         msg.append("circle of " + ", ".join(sorted(c)) + ":")
@@ -245,19 +220,9 @@ def test_no_module_imports_its_own_package_init(graph):
 
 def test_every_arrow_between_layers_goes_down(graph):
     _, arrows = graph
-    bad = [a for a in climbing(arrows) if (a.importer, a.imported) not in _pending_arrows()]
+    bad = climbing(arrows)
     assert not bad, "arrows that climb the layer order (" + " < ".join(n for n, _ in LAYERS) + "):\n" + \
         "\n".join(f"{a.where()}: {layer(a.importer)} imports {layer(a.imported)}" for a in bad)
-
-
-def test_pending_entries_still_occur(graph):
-    """The allow-lists name only what still occurs: an entry that was fixed must be removed."""
-    _, arrows = graph
-    found = circles(arrows)
-    stale = [f"circle {sorted(c)}" for c in _pending_circles() if c not in found]
-    up = {(a.importer, a.imported) for a in climbing(arrows)}
-    stale += [f"arrow {p[0]} -> {p[1]}" for p in sorted(_pending_arrows() - up)]
-    assert not stale, "remove from PENDING_CIRCLES / PENDING_ARROWS in tests/test_layers.py:\n" + "\n".join(stale)
 
 
 def test_every_subpackage_has_a_layer(graph):

@@ -36,7 +36,7 @@ import importlib
 import inspect
 from dataclasses import dataclass, field
 from types import ModuleType
-from typing import Any, Callable, Dict, Generic, Iterator, List, Optional, Tuple, TypeVar
+from typing import Any, Callable, Dict, Generic, Iterator, List, Tuple, TypeVar
 
 from safebeal.errors import SafebealError
 
