@@ -228,6 +228,7 @@ REGISTRY_MODULES = (
     "safebeal.datasets.base",  # DATASETS
     "safebeal.scene.sources",  # SCENE_SOURCES
     "safebeal.align.mutations",  # MUTATIONS
+    "safebeal.bench.summary",  # METRICS
     "safebeal.align.config",  # METHODS (training methods)
     "safebeal.align.losses",  # LOSSES (needs the train extra: torch)
 )
