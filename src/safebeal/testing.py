@@ -238,6 +238,8 @@ def check_dataset(spec: str, *, scenes: int = 2) -> List[Any]:
 
     - it is a :class:`~safebeal.datasets.base.Dataset` with a ``name`` and a JSON-serialisable ``config()`` dict
       whose ``"name"`` is that name; the same spec re-creates the same ``config()``;
+    - it declares how it is scored (``scored_by``: ``simulator`` or ``rouge_l``) and a ``title`` (a string; empty:
+      tables show its name);
     - ``tasks()`` is a non-empty list of :class:`~safebeal.datasets.base.Task`, ids unique non-empty strings,
       ``dataset`` the dataset's name, ``instruction`` a non-empty string, ``reference``/``prompt`` strings or None,
       ``categories`` strings, ``meta`` JSON-serialisable, ``intended`` ``(id, STATE)`` pairs;
@@ -256,6 +258,10 @@ def check_dataset(spec: str, *, scenes: int = 2) -> List[Any]:
         _fail(what, f"the factory made a {type(ds).__name__}, not a safebeal.datasets.base.Dataset")
     if not isinstance(ds.name, str) or not ds.name:
         _fail(what, f"name is {ds.name!r}; expected a non-empty string")
+    if ds.scored_by not in ("simulator", "rouge_l"):
+        _fail(what, f"scored_by is {ds.scored_by!r}; expected 'simulator' or 'rouge_l'")
+    if not isinstance(ds.title, str):
+        _fail(what, f"title is {ds.title!r}; expected a string")
     cfg = ds.config()
     _typed(what, "config()", cfg, dict, "a dict")
     _json(what, "config()", cfg)

@@ -66,7 +66,13 @@ class _Shuffled(Dataset):
         return ts if type(self).calls % 2 else ts[::-1]
 
 
+class _Unscored(_Twice):
+    name = "unscored"
+    scored_by = "vibes"
+
+
 @pytest.mark.parametrize("factory, message", [
+    (_Unscored, "dataset 'unscored': scored_by is 'vibes'; expected 'simulator' or 'rouge_l'"),
     (_Twice, "dataset 'twice': tasks 0 and 1 have the same id 'a'"),
     (_Stranger, "dataset 'stranger': task 'a': dataset is 'someone-else', not 'stranger'"),
     (_Goalless, "dataset 'goalless': task 'a': has a scene but no goal (success cannot be judged)"),
@@ -78,3 +84,15 @@ def test_check_dataset_names_what_a_dataset_breaks(monkeypatch, factory, message
     with pytest.raises(PluginCheckError) as err:
         check_dataset(factory.name)
     assert str(err.value) == message
+
+
+def test_datasets_declare_their_title_and_scoring():
+    """diag's columns and the Rouge-L-only scoring come from what each dataset declares (Dataset.title, scored_by)."""
+    from safebeal.datasets.base import scored_by, title_of
+
+    assert [title_of(d) for d in ("virtualhome", "saferisks-test", "saferisks-train", "activity-test",
+                                  "worldmodel:path=x.jsonl", "saferisks-explicit")] == [
+        "VirtualHome", "SafeRisks", "SafeRisks (train)", "ActivityPrograms (test)", "WorldModel", "SafeRisks-explicit"]
+    assert title_of("not-a-dataset:x=1") == "not-a-dataset:x=1"
+    assert [scored_by(d) for d in ("worldmodel", "worldmodel:scenes=false", "virtualhome", "saferisks", "nope")] == [
+        "rouge_l", "rouge_l", "simulator", "simulator", "simulator"]

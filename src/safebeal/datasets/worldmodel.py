@@ -123,6 +123,7 @@ def reference_trajectory(task: Task) -> Any:
                                        "the prompt lists its items (scenes=false: Rouge-L only)")
 class WorldModelDataset(Dataset):
     name = "worldmodel"
+    title = "WorldModel"
     scored_by = "rouge_l"  # a task without a scene: Rouge-L only (one with a scene says "simulator" itself)
 
     def __init__(self, arg: Optional[str] = None, path: Optional[str] = None, limit: int = 0, scenes: bool = True):
