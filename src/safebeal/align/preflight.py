@@ -9,6 +9,7 @@ from typing import List
 from safebeal.align.config import TrainConfig
 from safebeal.align.data import Pair, load_pairs
 from safebeal.errors import SafebealError
+from safebeal.planners.backends.base import looks_like_path
 
 
 class ModelPathError(SafebealError):
@@ -47,13 +48,10 @@ def check_transformers(installed: str | None = None) -> None:
                            f"{MIN_TRANSFORMERS[1]},<6 (pip install 'safebeal[train]')")
 
 
-def _looks_like_path(model: str) -> bool:
-    """Hub ids are ``name`` or ``org/name``; anything else with a path shape is a local path."""
-    return model.startswith(("/", ".", "~")) or model.count("/") > 1 or "\\" in model
-
-
 def resolve_training_model(model: str) -> str:
-    """A local model directory (must exist and hold a config.json) or a hub id."""
+    """A local model directory (must exist and hold a config.json) or a hub id: the backends' rule
+    (:func:`~safebeal.planners.backends.base.resolve_backend_model`) with training's own errors and the config.json
+    check."""
     expanded = os.path.expanduser(model)
     if os.path.exists(expanded):
         if not os.path.isdir(expanded):
@@ -61,7 +59,7 @@ def resolve_training_model(model: str) -> str:
         if not os.path.exists(os.path.join(expanded, "config.json")):
             raise ModelPathError(f"--model {model!r}: no config.json in that directory (not a transformers model)")
         return expanded
-    if _looks_like_path(model):
+    if looks_like_path(model):
         raise ModelPathError(f"--model path {model!r} does not exist")
     return model
 
