@@ -161,3 +161,30 @@ def test_a_planner_label_is_escaped_in_the_leaderboard(tmp_path):
     doc = write_report(tmp_path, {label: m}, {"dataset": "virtualhome"}, {"n_tasks": 1}, png=False).read_text()
     assert "&lt;b&gt;x&lt;/b&gt;&lt;script&gt;alert(1)&lt;/script&gt;" in doc
     assert "<b>x</b>" not in doc and "<script>alert(1)" not in doc
+
+
+@pytest.mark.browser
+def test_a_planners_record_is_shown_in_headless_chromium(tmp_path):
+    """A planner's own record (``extras[<kind>]``: here the shield's) is one "Planner record" section of the
+    sample's detail: gpt-3.5 leaves task 27_2's washer running with its door open, and the shield repairs it."""
+    pytest.importorskip("selenium", reason="selenium is not installed (the [browser] extra)")
+    from selenium.webdriver.common.by import By
+
+    out = tmp_path / "run"
+    run_bench(RunConfig(planners=["shield:planner=replay:gpt-3.5-turbo-0125,mode=repair"], dataset="virtualhome",
+                        out=str(out), workers=1, limit=20))
+    samples = {s["task_id"]: s for s in map(json.loads, (out / "samples.jsonl").read_text().splitlines())}
+    record = samples["27_2"]["extras"]["shield"]
+    assert record["interventions"]  # the shield stepped in on this task
+    d = _chrome()
+    try:
+        d.get((out / "report.html").resolve().as_uri())
+        row = next(r for r in d.find_elements(By.CSS_SELECTOR, "#samples tbody tr") if "27_2" in r.text)
+        row.click()
+        detail = d.find_element(By.ID, "detail")
+        [section] = [s for s in detail.find_elements(By.TAG_NAME, "details")
+                     if s.find_element(By.TAG_NAME, "summary").text == "Planner record: shield"]
+        section.find_element(By.TAG_NAME, "summary").click()
+        assert json.loads(section.find_element(By.TAG_NAME, "pre").text) == record
+    finally:
+        d.quit()
