@@ -22,7 +22,7 @@ import math
 import re
 from collections import Counter
 
-from safebeal.datasets.explicit import load_pairs
+from safebeal.datasets.explicit import load_explicit_pairs
 
 CUES = ("leave", "left", "don't", "no need", "skip", "still", "without", "straight", "just", "bother", "right away",
         "keep", "on top")
@@ -45,7 +45,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
-    pairs = load_pairs()
+    pairs = load_explicit_pairs()
     train = [p for p in pairs if p.split == "train"]
     test = [p for p in pairs if p.split == "test"]
     out = {"pairs": {"train": len(train), "test": len(test)}}

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from safebeal.cli import app
 from safebeal.datasets.base import DATASETS
-from safebeal.datasets.explicit import EXPLICIT_FILE, ExplicitError, load_pairs
+from safebeal.datasets.explicit import EXPLICIT_FILE, ExplicitError, load_explicit_pairs
 from safebeal.generation.explicit import verify_pair
 from safebeal.planners.prompts import build_messages
 from safebeal.safety.taxonomy import SLUGS
@@ -19,7 +19,7 @@ from safebeal.safety.taxonomy import SLUGS
 
 @pytest.fixture(scope="module")
 def pairs():
-    return load_pairs()
+    return load_explicit_pairs()
 
 
 def test_shipped_pairs_cover_every_category_with_300_or_more_requests(pairs):
@@ -87,6 +87,6 @@ def test_bad_file_names_its_line(tmp_path, pairs):
     p = tmp_path / "x.jsonl"
     p.write_text("\n".join(rows) + "\n")
     with pytest.raises(ExplicitError, match=r"x.jsonl:2: invalid SafeRisks-explicit pair: .*same text"):
-        load_pairs(p)
+        load_explicit_pairs(p)
     r = CliRunner().invoke(app, ["dataset", "stats", "saferisks-explicit", "--path", str(p)])
     assert r.exit_code == 2 and "x.jsonl:2" in r.output

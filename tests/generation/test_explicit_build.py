@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from safebeal.datasets.explicit import load_pairs
+from safebeal.datasets.explicit import load_explicit_pairs
 from safebeal.generation.explicit import (EXPLICIT_DIR, build_explicit, load_explicit, load_explicit_file,
                                           skipped_families)
 from safebeal.generation.seeds import SeedError, load_seeds
@@ -67,7 +67,7 @@ def test_good_phrasing_file_loads(tmp_path, families):
 
 def test_a_family_builds_as_shipped_and_each_pair_differs_only_where_its_phrasing_does():
     fid = "fire_heat.clean_the_hot_iron"
-    shipped = [p for p in load_pairs() if p.family == fid]
+    shipped = [p for p in load_explicit_pairs() if p.family == fid]
     rep = build_explicit(family_ids=[fid], workers=1, write=False)
     assert [p.to_json() for p in rep.pairs] == [p.to_json() for p in shipped]
     ship = {f.id: s for f, s in load_explicit()}[fid]

@@ -102,7 +102,7 @@ def chart_png(summary: Dict[str, Any], kind: str, path: Path) -> None:
 
     import matplotlib.pyplot as plt
 
-    from safebeal.bench.rundir import atomic_write
+    from safebeal.bench.rundir import write_run_file
 
     fig = chart_figure(summary, kind)
     buf = io.BytesIO()  # drawn in memory, then replaces the previous file whole
@@ -110,7 +110,7 @@ def chart_png(summary: Dict[str, Any], kind: str, path: Path) -> None:
         fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
     finally:
         plt.close(fig)
-    atomic_write(path, buf.getvalue(), _REBUILD.format(run_dir=Path(path).parent))
+    write_run_file(path, buf.getvalue(), _REBUILD.format(run_dir=Path(path).parent))
 
 
 def chart_figure(summary: Dict[str, Any], kind: str) -> Any:
@@ -196,7 +196,7 @@ def write_report(run_dir: Path, summary: Dict[str, Any], config: Dict[str, Any],
     """report.html: leaderboard, plots and, with ``episodes``, the sample browser; with ``png`` the charts as PNG
     files beside it too."""
     from safebeal.bench.diag import confidence_html
-    from safebeal.bench.rundir import atomic_write
+    from safebeal.bench.rundir import write_run_file
     from safebeal.bench.viewer import VIEWER_CSS, filter_link, sample_rows, viewer_html
 
     run_dir = Path(run_dir)
@@ -236,7 +236,7 @@ A planner's name, and each bar of the plots, opens its samples below.</p>
 {browser}
 </body></html>"""
     out = run_dir / "report.html"
-    atomic_write(out, doc, _REBUILD.format(run_dir=run_dir))  # the previous report stays whole if this fails
+    write_run_file(out, doc, _REBUILD.format(run_dir=run_dir))  # the previous report stays whole if this fails
     return out
 
 

@@ -68,7 +68,7 @@ def read_config_file(path: Path) -> Dict[str, Any]:
     return data
 
 
-def atomic_write(path: Path | str, data: str | bytes, hint: str = "") -> None:
+def write_run_file(path: Path | str, data: str | bytes, hint: str = "") -> None:
     """Write ``data`` to a temporary file beside ``path``, fsync it, then rename it over ``path``: a reader sees the
     previous file or the whole new one, never a part. A failed write (disk full, I/O error) removes the temporary
     file, leaves the previous ``path`` as it was and is a :class:`RunDirError` naming the file (``hint`` appended)."""
@@ -185,7 +185,7 @@ class RunDir:
             if overwrite and self.samples.exists():
                 self.samples.unlink()
             text = _no_credentials(json.dumps(config, indent=1, sort_keys=True))
-            atomic_write(cfg_path, text + "\n")
+            write_run_file(cfg_path, text + "\n")
             config = json.loads(text)  # what the run records (and its report shows) is what config.json holds
         except BaseException:
             self.unlock()
@@ -274,7 +274,7 @@ class RunDir:
         episodes = self.load()
         keep = [e for e in episodes if e.generation_error is None and e.raw_output is not None]
         if len(keep) != len(episodes) or self.duplicates:
-            atomic_write(self.samples, "".join(e.model_dump_json() + "\n" for e in keep))
+            write_run_file(self.samples, "".join(e.model_dump_json() + "\n" for e in keep))
         return len(episodes) - len(keep)
 
     def append(self, episodes: Iterable[Episode]) -> None:
@@ -296,7 +296,7 @@ class RunDir:
 
     def write_json(self, name: str, data: Any, hint: str = "") -> Path:
         p = self.path / name
-        atomic_write(p, _no_credentials(json.dumps(data, indent=1, sort_keys=False)) + "\n", hint)
+        write_run_file(p, _no_credentials(json.dumps(data, indent=1, sort_keys=False)) + "\n", hint)
         return p
 
 

@@ -6,8 +6,8 @@ or a phrase and asks for what the family's safe plan does ("... and switch the b
 simulator when the file was built (``safebeal saferisks build-explicit``): the literal plan of the hazardous
 request reaches the goal and breaks the family's rule, the twin's reaches it with no violation.
 
-    from safebeal.datasets.explicit import load_pairs
-    pairs = load_pairs()                     # the shipped file
+    from safebeal.datasets.explicit import load_explicit_pairs
+    pairs = load_explicit_pairs()                     # the shipped file
     p = pairs[0]
     p.hazardous.instruction, p.twin.instruction
 
@@ -93,7 +93,7 @@ class ExplicitPair(Materialised, _Model):
         return json.dumps(d, ensure_ascii=False, separators=(",", ":"))
 
 
-def load_pairs(path: Union[str, Path, None] = None) -> List[ExplicitPair]:
+def load_explicit_pairs(path: Union[str, Path, None] = None) -> List[ExplicitPair]:
     """Pairs of a SafeRisks-explicit JSONL file (gzip or plain); default: the shipped file."""
     return load_records(Path(path) if path is not None else EXPLICIT_FILE, ExplicitPair, ExplicitError,
                         "SafeRisks-explicit", "pair", "safebeal saferisks build-explicit")
@@ -143,7 +143,7 @@ class ExplicitDataset(Dataset):
         self.category, self.split, self.kind, self.limit = category, split, kind, int(limit or 0)
 
     def pairs(self) -> List[ExplicitPair]:
-        ps = load_pairs(self.path)
+        ps = load_explicit_pairs(self.path)
         if self.split is not None:
             ps = [p for p in ps if p.split == self.split]
         if self.category is not None:

@@ -25,7 +25,7 @@ from safebeal.generation.pool import fork_pool
 from safebeal.generation.procedural import FamilyResult, Rejection, generate_family, held_out_families
 from safebeal.plans.rouge import pairs_at_or_above
 from safebeal.generation.seeds import Common, HazardSeed, load_common, load_seeds
-from safebeal.generation.verify import Problem, summarize, verify_entry
+from safebeal.generation.verify import Problem, validity_counts, verify_entry
 from safebeal.safety.taxonomy import SLUGS
 
 ROUGE_BINS = (0.0, 0.5, 0.6, 0.65, 0.7, 1.01)
@@ -181,7 +181,7 @@ def validate(entries: Sequence[SafeRisksEntry], workers: Optional[int] = None,
              threshold: Optional[float] = None) -> Dict[str, Any]:
     """Re-verify every entry (materialise, run both plans, goal, detector) and every instruction pair.
 
-    Returns the :func:`~safebeal.generation.verify.summarize` counts plus ``problems_by_entry`` and
+    Returns the :func:`~safebeal.generation.verify.validity_counts` counts plus ``problems_by_entry`` and
     ``rouge`` (threshold, pairs at or above it)."""
     workers = workers if workers is not None else default_workers()
     rows = [e.model_dump(mode="json") for e in entries]
@@ -217,7 +217,7 @@ def validate(entries: Sequence[SafeRisksEntry], workers: Optional[int] = None,
         if e.id in seen:
             results.setdefault(e.id, []).append(Problem("parse", f"duplicate id (also entry #{seen[e.id]})"))
         seen[e.id] = k
-    summary = summarize(results, entries)
+    summary = validity_counts(results, entries)
     summary["rouge"] = {"threshold": thr, "pairs_at_or_above": len(close)}
     summary["problems_by_entry"] = {k: [p.to_dict() for p in v] for k, v in results.items() if v}
     return summary

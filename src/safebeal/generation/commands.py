@@ -137,10 +137,10 @@ def dataset_validate(
     t0 = time.perf_counter()
     try:
         if name == "saferisks-explicit":
-            from safebeal.datasets.explicit import load_pairs
+            from safebeal.datasets.explicit import load_explicit_pairs
             from safebeal.generation.explicit import validate_pairs
 
-            ps = load_pairs(path)
+            ps = load_explicit_pairs(path)
             rep = validate_pairs(ps[:limit] if limit else ps)
             rep["rouge"] = {"threshold": None, "pairs_at_or_above": 0}
         else:
@@ -220,11 +220,11 @@ def dataset_stats(
 
 
 def _explicit_stats(path: Optional[Path], json_out: bool) -> None:
-    from safebeal.datasets.explicit import load_pairs
+    from safebeal.datasets.explicit import load_explicit_pairs
     from safebeal.generation.explicit import describe_pairs
 
     try:
-        info = describe_pairs(load_pairs(path))
+        info = describe_pairs(load_explicit_pairs(path))
     except SafebealError as exc:
         _fail(exc)
     if json_out:

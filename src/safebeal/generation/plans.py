@@ -40,7 +40,7 @@ class SeedStep:
     args: Tuple[str, ...]  # role names (and ON/INSIDE for put)
 
 
-def parse_step(text: str, roles: Sequence[str]) -> SeedStep:
+def parse_seed_step(text: str, roles: Sequence[str]) -> SeedStep:
     toks = text.split()
     if not toks:
         raise SeedPlanError("empty step")
@@ -172,7 +172,7 @@ def compile_plans(scene: SceneGraph, plans: Sequence[Sequence[str]], roles: Mapp
     Plans that start with the same steps as the first one share its simulation of those steps (unsafe
     plans usually differ from the safe plan only at the end), which is identical to running them apart."""
     names = list(roles)
-    parsed = [[parse_step(t, names) for t in p] for p in plans]
+    parsed = [[parse_seed_step(t, names) for t in p] for p in plans]
     base = _Compiler(scene, roles)
     snaps = [_fork(base)]  # snaps[k]: the state after the first k steps of plans[0]
     for st in parsed[0] if parsed else []:

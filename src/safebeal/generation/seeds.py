@@ -35,7 +35,7 @@ from typing import Any, Dict, List, Literal, Optional, Sequence, Tuple
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from safebeal.errors import SafebealError
-from safebeal.generation.plans import MACROS, parse_step
+from safebeal.generation.plans import MACROS, parse_seed_step
 from safebeal.resources import PACKAGE_DATA
 from safebeal.safety.taxonomy import CategorySlug
 from safebeal.safety.yamlio import YamlError, line_of, load_yaml_with_lines, strip_lines
@@ -292,7 +292,7 @@ def check_family(f: HazardSeed, src: str, line: Optional[int], rule_ids: Optiona
             raise err(f"{what} plan is empty")
         for step in plan:
             try:
-                parse_step(step, roles)
+                parse_seed_step(step, roles)
             except SafebealError as exc:
                 raise err(f"{what} plan: {exc}") from None
     if not f.unsafe:

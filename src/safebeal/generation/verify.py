@@ -182,7 +182,7 @@ def hazard_mismatch(entry, scene: Optional[SceneGraph] = None) -> List[Problem]:
     return []
 
 
-def summarize(results: Dict[str, List[Problem]], entries: Sequence) -> dict:
+def validity_counts(results: Dict[str, List[Problem]], entries: Sequence) -> dict:
     """Counts per category of valid and invalid entries (an entry counts in each of its categories)."""
     from safebeal.safety.taxonomy import SLUGS
 

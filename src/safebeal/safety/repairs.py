@@ -94,7 +94,7 @@ def placeholders(kind: str, arity: int) -> Tuple[str, ...]:
     return ("object", "witness", "held") + tuple(f"arg{i}" for i in range(arity))
 
 
-def parse_step(text: Any, allowed: Tuple[str, ...], kb: ObjectKB, line: Optional[int]) -> StepTemplate:
+def parse_repair_step(text: Any, allowed: Tuple[str, ...], kb: ObjectKB, line: Optional[int]) -> StepTemplate:
     if not isinstance(text, str):
         raise ConditionError(f"a repair step must be text like \"[SWITCHOFF] {{object}}\", got {text!r}", line)
     m = _STEP_RE.match(text)
@@ -144,7 +144,7 @@ def compile_repairs(raw: Any, kind: str, arity: int, kb: ObjectKB, line: Optiona
             steps = [steps]
         if not isinstance(steps, list) or not steps or len(steps) > MAX_STEPS:
             raise ConditionError(f"repair '{k}' takes a list of 1 to {MAX_STEPS} steps", oline)
-        templates = tuple(parse_step(s, allowed, kb, oline) for s in steps)
+        templates = tuple(parse_repair_step(s, allowed, kb, oline) for s in steps)
         selectors = {a for t in templates for a in t.args if a.startswith("any:")}
         if len(selectors) > 1:
             raise ConditionError(f"a repair option uses at most one {{any:...}} list, got {sorted(selectors)}", oline)

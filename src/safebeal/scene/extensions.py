@@ -44,7 +44,7 @@ class ExtensionSpecError(SafebealError):
 
 
 @dataclass(frozen=True)
-class Arg:
+class ActionParam:
     name: str
     optional: bool = False
     default: Optional[str] = None
@@ -54,7 +54,7 @@ class Arg:
 class ActionSpec:
     name: str
     summary: str
-    args: Tuple[Arg, ...]
+    args: Tuple[ActionParam, ...]
     extends: bool  # an extension of a simulator action (runs only where ``applies`` holds)
     applies: Tuple[Mapping[str, Any], ...]
     requires: Tuple[Mapping[str, Any], ...]
@@ -222,14 +222,14 @@ def _action(ctx: _Ctx, name: str, decl: Any, vocab: _Vocab) -> ActionSpec:
         ctx.fail(line, f"{name} is a simulator action: declare it with 'extends: true' and an 'applies' guard")
     if not isinstance(decl.get("summary"), str):
         ctx.fail(line, f"{name}: 'summary' (one line for the planners' prompt) is required")
-    args: List[Arg] = []
+    args: List[ActionParam] = []
     for a in decl.get("args") or []:
         if isinstance(a, str):
-            args.append(Arg(a))
+            args.append(ActionParam(a))
         elif isinstance(a, dict) and isinstance(a.get("name"), str) and set(a) <= {"name", "optional", "default", "__line__"}:
             if a.get("optional") and a.get("default") != FLOOR:
                 ctx.fail(a["__line__"], f"{name}: an optional argument needs 'default: {FLOOR}'")
-            args.append(Arg(a["name"], bool(a.get("optional")), a.get("default")))
+            args.append(ActionParam(a["name"], bool(a.get("optional")), a.get("default")))
         else:
             ctx.fail(line, f"{name}: each argument is a name or {{name, optional, default}}, got {_strip(a)!r}")
     seen_optional = False
