@@ -146,6 +146,22 @@ def preference_rows(tok: Any, pairs: Sequence[Pair], max_length: Optional[int] =
     return rows, dropped
 
 
+def trl_preference_trainer(trainer_cls: Any, args: Any, cfg: TrainConfig, pairs: Sequence[Pair], model: Any, tok: Any,
+                           callbacks: list) -> Any:
+    """A TRL preference trainer (``DPOTrainer``, ``CPOTrainer``, ...) of class ``trainer_cls`` with ``args`` on
+    ``pairs``: the rendered rows (pairs whose prompt alone fills ``max_length`` dropped, counted in
+    ``trainer.dropped_pairs``), length grouping, and the LoRA adapters of ``cfg``. The builder of every method that
+    trains with TRL's own preference loss (``dpo``, ``simpo``)."""
+    from safebeal.align.sampling import with_length_grouping
+
+    rows, dropped = preference_rows(tok, pairs, cfg.max_length)
+    trainer = with_length_grouping(trainer_cls)(model=model, args=args, train_dataset=hf_dataset(rows),
+                                                processing_class=tok, peft_config=model_lora_config(cfg, model),
+                                                callbacks=callbacks)
+    trainer.dropped_pairs = dropped
+    return trainer
+
+
 def pair_loss_trainer(cfg: TrainConfig, pairs: Sequence[Pair], model: Any, tok: Any, rt: Runtime, callbacks: list,
                       loss: Any, disable_dropout: bool = False) -> Any:
     """A :class:`safebeal.align.trainer.PairLossTrainer` training ``loss`` (a :class:`safebeal.align.losses.PairLoss`)

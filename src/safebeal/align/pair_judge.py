@@ -159,6 +159,7 @@ def prompt_task(plan: SafePlan, how: str = "task") -> Task:
                     objs.append((a.name, a.id))
     return replace(plan.task, objects=sorted(objs, key=lambda x: x[1]))
 
+
 # -- running and judging one candidate --------------------------------------------------------------------------
 @dataclass
 class PlanResult:

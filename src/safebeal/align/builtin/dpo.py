@@ -8,7 +8,7 @@ from typing import Any, Sequence
 
 from safebeal.align.config import ConfigError, TrainConfig, option, register_method
 from safebeal.align.data import Pair
-from safebeal.align.methods import Runtime, hf_dataset, model_lora_config, preference_rows, trainer_kwargs
+from safebeal.align.methods import Runtime, trainer_kwargs, trl_preference_trainer
 
 
 @dataclass
@@ -26,14 +26,8 @@ class DPOTrainConfig(TrainConfig):
 def build_dpo(cfg: DPOTrainConfig, pairs: Sequence[Pair], model: Any, tok: Any, rt: Runtime, callbacks: list) -> Any:
     from trl import DPOConfig, DPOTrainer
 
-    from safebeal.align.sampling import with_length_grouping
-
     args = DPOConfig(**trainer_kwargs(cfg, rt), beta=cfg.beta, max_length=cfg.max_length)
-    rows, dropped = preference_rows(tok, pairs, cfg.max_length)
-    trainer = with_length_grouping(DPOTrainer)(model=model, args=args, train_dataset=hf_dataset(rows),
-                                               processing_class=tok, peft_config=model_lora_config(cfg, model), callbacks=callbacks)
-    trainer.dropped_pairs = dropped
-    return trainer
+    return trl_preference_trainer(DPOTrainer, args, cfg, pairs, model, tok, callbacks)
 
 
 DPO = register_method("dpo", DPOTrainConfig, build_dpo, ("prompt", "chosen", "rejected"),

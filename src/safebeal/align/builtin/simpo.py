@@ -7,7 +7,7 @@ from typing import Any, Sequence
 
 from safebeal.align.config import ConfigError, TrainConfig, option, register_method
 from safebeal.align.data import Pair
-from safebeal.align.methods import Runtime, hf_dataset, model_lora_config, preference_rows, trainer_kwargs
+from safebeal.align.methods import Runtime, trainer_kwargs, trl_preference_trainer
 
 
 @dataclass
@@ -44,15 +44,9 @@ def build_simpo(cfg: SimPOTrainConfig, pairs: Sequence[Pair], model: Any, tok: A
         warnings.simplefilter("ignore")  # "experimental" notice
         from trl.experimental.cpo import CPOConfig, CPOTrainer
 
-    from safebeal.align.sampling import with_length_grouping
-
     args = CPOConfig(**trainer_kwargs(cfg, rt), loss_type="simpo", beta=cfg.beta, simpo_gamma=cfg.gamma,
                      cpo_alpha=cfg.sft_weight, max_length=cfg.max_length, remove_unused_columns=False)
-    rows, dropped = preference_rows(tok, pairs, cfg.max_length)
-    trainer = with_length_grouping(CPOTrainer)(model=model, args=args, train_dataset=hf_dataset(rows),
-                                               processing_class=tok, peft_config=model_lora_config(cfg, model), callbacks=callbacks)
-    trainer.dropped_pairs = dropped
-    return trainer
+    return trl_preference_trainer(CPOTrainer, args, cfg, pairs, model, tok, callbacks)
 
 
 SIMPO = register_method("simpo", SimPOTrainConfig, build_simpo, ("prompt", "chosen", "rejected"),
