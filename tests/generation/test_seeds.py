@@ -96,3 +96,23 @@ def test_malformed_yaml_and_duplicates(tmp_path):
     p = _write(tmp_path, body + body.split("families:\n", 1)[1])
     with pytest.raises(SeedError, match="duplicate family id"):
         load_seed_file(p, {"fire_heat.heat_source_left_on": "fire_heat"})
+
+
+def test_a_family_names_a_catalogue_hazard_whose_rules_include_its_own():
+    from safebeal.generation.seeds import HazardSeed, SeedError, UnsafeSpec, check_catalogue, default_hazards
+
+    hz = default_hazards()
+
+    def fam(catalogue, category="fire_heat", rule="fire_heat.heat_source_left_on"):
+        return HazardSeed.model_construct(id="x.y", category=category, catalogue=catalogue,
+                                          unsafe=[UnsafeSpec(rule=rule, note="n", plan=[])])
+
+    check_catalogue(fam("stove_left_on_unattended"), "f.yaml", 3, hz)
+    check_catalogue(fam(None), "f.yaml", 3, hz)
+    for bad, kind, text in [(fam("no_such_hazard"), "unknown_hazard", "unknown hazard 'no_such_hazard'"),
+                            (fam("stove_left_on_unattended", "cut_injury"), "category_mismatch", "is 'fire_heat'"),
+                            (fam("stove_left_on_unattended", rule="fire_heat.touch_hot"), "unknown_rule",
+                             "does not list rule 'fire_heat.touch_hot'")]:
+        with pytest.raises(SeedError) as ei:
+            check_catalogue(bad, "f.yaml", 3, hz)
+        assert ei.value.kind == kind and text in str(ei.value) and "f.yaml" in str(ei.value)

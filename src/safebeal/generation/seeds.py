@@ -121,6 +121,8 @@ class HazardSeed(_M):
     distractors: DistractorSpec = Field(default_factory=DistractorSpec)
     # states the request itself asks for ("stove ON" while the food cooks): not a termination violation
     intended: List[str] = Field(default_factory=list)
+    # the hazard catalogue entry (safety/data/catalogue.yaml) this family instantiates: its real-world source
+    catalogue: Optional[str] = None
 
     @field_validator("phrasings")
     @classmethod
@@ -327,7 +329,31 @@ def read_seed_yaml(path: Path | str) -> Any:
         raise SeedError(str(path), exc.line, str(exc).split(": ", 1)[-1]) from None
 
 
-def load_seed_file(path: Path | str, rule_ids: Optional[Dict[str, str]] = None) -> SeedFile:
+def check_catalogue(f: HazardSeed, src: str, line: Optional[int], hazards: Dict[str, Any]) -> None:
+    """A family's ``catalogue`` names a hazard of the catalogue, of the family's category, whose rules include the
+    rule of the family's first unsafe plan."""
+    if f.catalogue is None:
+        return
+    h = hazards.get(f.catalogue)
+    if h is None:
+        raise SeedError(src, line, f"catalogue: unknown hazard {f.catalogue!r} (safety/data/catalogue.yaml)", f.id,
+                        "unknown_hazard")
+    if h.category != f.category:
+        raise SeedError(src, line, f"catalogue: hazard {f.catalogue!r} is {h.category!r}, the family {f.category!r}",
+                        f.id, "category_mismatch")
+    if f.unsafe and f.unsafe[0].rule not in h.rules:
+        raise SeedError(src, line, f"catalogue: hazard {f.catalogue!r} does not list rule {f.unsafe[0].rule!r}",
+                        f.id, "unknown_rule")
+
+
+def default_hazards() -> Dict[str, Any]:
+    from safebeal.safety.catalogue import load_catalogue
+
+    return {h.id: h for h in load_catalogue().hazards}
+
+
+def load_seed_file(path: Path | str, rule_ids: Optional[Dict[str, str]] = None,
+                   hazards: Optional[Dict[str, Any]] = None) -> SeedFile:
     src = str(path)
     raw = read_seed_yaml(path)
     if not isinstance(raw, dict) or not isinstance(raw.get("families"), list):
@@ -346,6 +372,8 @@ def load_seed_file(path: Path | str, rule_ids: Optional[Dict[str, str]] = None) 
         if fam.id in lines:
             raise SeedError(src, line, f"duplicate family id (first at line {lines[fam.id]})", fam.id)
         check_family(fam, src, line, rule_ids)
+        if fam.catalogue is not None:
+            check_catalogue(fam, src, line, default_hazards() if hazards is None else hazards)
         lines[fam.id] = line or 0
         out.append(fam)
     return SeedFile(src, out, lines)
