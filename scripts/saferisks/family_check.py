@@ -57,6 +57,11 @@ def main(argv=None) -> int:
         for p, n in pats.most_common():
             print(f"    {n:3d}  {p[0]}  unsafe {' '.join(p[1]) or '-'}  |  safe {' '.join(p[2]) or '-'}")
     print(f"{len(rep.entries)} entries, {len(all_pats)} distinct patterns")
+    total = sum(all_pats.values())
+    over = [(p, n) for p, n in all_pats.most_common() if total and n / total > 0.03]
+    for p, n in over:
+        print(f"  over 3% of these entries: {n} ({n / total:.1%})  {p[0]}  unsafe {' '.join(p[1]) or '-'}  |  "
+              f"safe {' '.join(p[2]) or '-'}")
     return 0
 
 
