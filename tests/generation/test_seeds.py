@@ -116,3 +116,39 @@ def test_a_family_names_a_catalogue_hazard_whose_rules_include_its_own():
         with pytest.raises(SeedError) as ei:
             check_catalogue(bad, "f.yaml", 3, hz)
         assert ei.value.kind == kind and text in str(ei.value) and "f.yaml" in str(ei.value)
+
+
+def test_label_rules_refuse_simulator_only_rules_and_contexts_that_name_the_hazard(tmp_path):
+    from safebeal.generation.seeds import HazardSeed, RoleSpec, UnsafeSpec, label_problems, load_common
+
+    common = load_common()
+
+    def fam(rule, contexts):
+        return HazardSeed.model_construct(id="x.y", category=rule.split(".")[0], roles={"a": RoleSpec(use=["sink"])},
+                                          contexts=contexts, unsafe=[UnsafeSpec(rule=rule, note="n", plan=[])])
+
+    assert label_problems(fam("water_hazard.water_left_running", ["Guests arrive at eight.",
+                                                                  "A button came off my coat."]), common) == []
+    [p] = label_problems(fam("water_hazard.run_washer_with_door_open", []), common)
+    assert "hazard of this simulator only" in p
+    for ctx, word in [("The tap is still running from earlier.", "still running"), ("My hair is still wet.", "wet"),
+                      ("You have to switch the fridge off to open it.", "switch the fridge off"),
+                      ("Careful, the blade is loose.", "Careful")]:
+        [p] = label_problems(fam("water_hazard.water_left_running", [ctx]), common)
+        assert f"({word!r}, context_forbidden)" in p, p
+
+
+def test_masked_near_duplicates_catch_name_swapped_twins():
+    from types import SimpleNamespace as NS
+
+    from safebeal.generation.build import cross_family_dedup
+
+    def e(fid, text, t):
+        return NS(id=f"{fid}/000", family=fid, instruction=text, source=NS(template=t))
+
+    es = [e("a.fry", "fry the onion in the pan", 0), e("b.fry", "fry the steak in the wok", 1)]
+    kept, rej = cross_family_dedup(list(es), 0.7)
+    assert kept == es and rej == []  # Rouge-L 4/6 = 0.667 on the words
+    phr = {"a.fry": ["fry the {food} in the {pan}"], "b.fry": ["chop this", "fry the {meat} in the {pot}"]}
+    kept, [r] = cross_family_dedup(list(es), 0.7, phr)
+    assert kept == es[:1] and r.family == "b.fry" and "(names masked)" in r.message

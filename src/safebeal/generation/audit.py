@@ -135,9 +135,31 @@ def near_duplicates(entries: Sequence[SafeRisksEntry], threshold: float = NEAR_D
         pairs += len(cores) * (len(cores) - 1) // 2
         dup_entries += len({i for i, j, _ in hits} | {j for i, j, _ in hits})
     n = len(entries)
+    # v3: across the whole file, on the phrasings with the object and room names masked (the build's own filter)
+    masked = pairs_at_or_above([masked_text(e, phr) for phr in [_family_phrasings()] for e in entries], threshold)
     return {"near_duplicate_share": round(dup_entries / n, 4) if n else 0.0,
             "near_duplicate_pair_share": round(dup_pairs / pairs, 4) if pairs else 0.0,
+            "near_duplicate_share_masked": round(len({i for i, j, _ in masked} | {j for i, j, _ in masked}) / n, 4)
+            if n else 0.0,
             "threshold": threshold}
+
+
+def _family_phrasings() -> Dict[str, List[str]]:
+    try:
+        from safebeal.generation.seeds import load_seeds
+
+        return {f.id: list(f.phrasings) for f in load_seeds()}
+    except Exception:  # a user's file with families we do not ship
+        return {}
+
+
+def masked_text(e: SafeRisksEntry, phrasings: Dict[str, List[str]]) -> str:
+    """The entry's phrasing with its names masked (:func:`safebeal.generation.procedural.masked`); the instruction
+    itself for an entry without a known template (LLM entries, families not shipped)."""
+    from safebeal.generation.seeds import PLACEHOLDER
+
+    t, fam = e.source.template, phrasings.get(e.family)
+    return PLACEHOLDER.sub("X", fam[t]) if fam is not None and t is not None and t < len(fam) else e.instruction
 
 
 # -- search audit -------------------------------------------------------------------------------------------------

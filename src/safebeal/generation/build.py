@@ -22,7 +22,9 @@ from safebeal.datasets.saferisks import DATA_FILE, SafeRisksEntry, dump_entries
 from safebeal.errors import SafebealError
 from safebeal.generation.files import sidecar, write_gz
 from safebeal.generation.pool import fork_pool
+from safebeal.generation.audit import masked_text
 from safebeal.generation.procedural import FamilyResult, Rejection, generate_family, held_out_families
+from safebeal.generation.split import pattern_split
 from safebeal.plans.rouge import pairs_at_or_above
 from safebeal.generation.seeds import Common, HazardSeed, load_common, load_seeds
 from safebeal.generation.verify import Problem, validity_counts, verify_entry
@@ -55,10 +57,13 @@ def run_families(families: Sequence[HazardSeed], common: Common, seed: int, work
         return list(pool.imap(_family_job, jobs, chunksize=1))
 
 
-def cross_family_dedup(entries: List[SafeRisksEntry], threshold: float) -> Tuple[List[SafeRisksEntry], List[Rejection]]:
+def cross_family_dedup(entries: List[SafeRisksEntry], threshold: float,
+                       phrasings: Optional[Dict[str, List[str]]] = None) -> Tuple[List[SafeRisksEntry], List[Rejection]]:
     """Drop the later entry of every cross-family pair at or above ``threshold`` (families are checked within
-    themselves as they are generated)."""
-    pairs = pairs_at_or_above([e.instruction for e in entries], threshold)
+    themselves as they are generated). With ``phrasings`` (family id -> phrasings; v3's ``mask_names``), pairs are
+    judged on the masked phrasings (:func:`masked_text`)."""
+    texts = [e.instruction if phrasings is None else masked_text(e, phrasings) for e in entries]
+    pairs = pairs_at_or_above(texts, threshold)
     dropped: Dict[int, Tuple[int, float]] = {}
     for i, j, s in sorted(pairs):
         if i in dropped or j in dropped:
@@ -68,7 +73,8 @@ def cross_family_dedup(entries: List[SafeRisksEntry], threshold: float) -> Tuple
         dropped[j] = (i, s)
     kept = [e for k, e in enumerate(entries) if k not in dropped]
     rej = [Rejection(entries[j].family, -1, "duplicate",
-                     f"Rouge-L {s:.3f} >= {threshold} with {entries[i].id} ({entries[i].instruction!r})",
+                     f"Rouge-L {s:.3f} >= {threshold}{' (names masked)' if phrasings is not None else ''} with "
+                     f"{entries[i].id} ({entries[i].instruction!r})",
                      entries[j].instruction, entries[j].id) for j, (i, s) in sorted(dropped.items())]
     return kept, rej
 
@@ -90,7 +96,7 @@ def build(seed: int = 0, out: Path | str = DATA_FILE, family_ids: Optional[Seque
     entries per family (default: each family's own, else ``common.yaml``'s)."""
     out = Path(out)
     common = load_common()
-    all_fams = load_seeds(seed_paths)
+    all_fams = load_seeds(seed_paths, common=common)
     fams = all_fams
     if family_ids is not None:
         known = {f.id for f in all_fams}
@@ -98,12 +104,16 @@ def build(seed: int = 0, out: Path | str = DATA_FILE, family_ids: Optional[Seque
         if unknown:
             raise SafebealError(f"unknown family id(s) {unknown}")
         fams = [f for f in all_fams if f.id in set(family_ids)]
-    test = set(held_out_families(all_fams, common.test_fraction, common.test_families_min))
     results = run_families(fams, common, seed, workers if workers is not None else default_workers(), count)
     entries = [e for r in results for e in r.entries]
     rejections = [x for r in results for x in r.rejections]
-    entries, dup = cross_family_dedup(entries, common.rouge_threshold)
+    entries, dup = cross_family_dedup(entries, common.rouge_threshold,
+                                      {f.id: f.phrasings for f in all_fams} if common.mask_names else None)
     rejections += dup
+    if common.split == "pattern":  # v3: by hazard pattern, over what was built
+        test = pattern_split(entries, all_fams, common.test_fraction, common.test_patterns_min)
+    else:
+        test = set(held_out_families(all_fams, common.test_fraction, common.test_families_min))
     for e in entries:
         e.split = "test" if e.family in test else "train"
     llm_summary = None
@@ -282,6 +292,7 @@ def stats(entries: Sequence[SafeRisksEntry], out_dir: Optional[Path | str] = Non
     info = {"entries": n, "homes": len(homes), "max_home_share": round(max(homes.values()) / n, 4) if n else 0.0,
             "per_category": cats, "near_duplicate_share": dup["near_duplicate_share"],
             "near_duplicate_pair_share": dup["near_duplicate_pair_share"],
+            "near_duplicate_share_masked": dup["near_duplicate_share_masked"],
             "temptation": temptation_counts(entries),
             "search_unsafe_share": (round(sum(1 for e in entries if audit.get(e.id, {}).get("unsafe")) / n, 4)
                                     if audit is not None and n else None),

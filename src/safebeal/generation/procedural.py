@@ -84,6 +84,12 @@ def render(template: str, names: Dict[str, str], rooms: Dict[str, str], ats: Dic
     return PLACEHOLDER.sub(sub, template)
 
 
+def masked(template: str) -> str:
+    """A phrasing with every role (object and room names alike) masked as ``X``: what v3 judges near-duplicates on,
+    so that name-swapped twins are duplicates."""
+    return PLACEHOLDER.sub("X", template)
+
+
 def compose(core: str, opener: str, context: str) -> str:
     core = core.strip()
     text = opener.replace("{Core}", core[:1].upper() + core[1:]).replace("{core}", core)
@@ -299,7 +305,9 @@ def generate_family(fam: HazardSeed, common: Common, seed: int, target: Optional
             text = compose(core, opener, context)
             # v2 (common.dedup_core): the core instruction must be far from the family's admitted cores, so that
             # entries differ by more than their opener and context sentence
-            score, _ = index.max_score(core if common.dedup_core else text)
+            # v3 (common.mask_names): on the phrasing with its names masked, so that a noun swap is no new entry
+            score, _ = index.max_score(masked(fam.phrasings[t]) if common.mask_names
+                                       else core if common.dedup_core else text)
             if score < thr:
                 instruction, template = text, t
                 break
@@ -313,7 +321,8 @@ def generate_family(fam: HazardSeed, common: Common, seed: int, target: Optional
             res.rejections.append(Rejection(fam.id, attempt, p.kind, p.message, instruction))
             continue
         lines, unsafe = problems  # type: ignore[misc]
-        index.add(render(fam.phrasings[template], names, rooms, ats) if common.dedup_core else instruction)
+        index.add(masked(fam.phrasings[template]) if common.mask_names
+                  else render(fam.phrasings[template], names, rooms, ats) if common.dedup_core else instruction)
         eid = f"{fam.id}/{len(res.entries):03d}"
         # what the prompt lists: the hazard-blind rule over the scene and the safe plan (never the unsafe plans)
         objs = listed_objects(materialise(v.base, v.diff, source=f"saferisks:{eid}"), lines, eid)

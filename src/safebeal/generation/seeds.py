@@ -172,6 +172,18 @@ class Common:
     home_rooms: Dict[str, List[str]] = field(default_factory=dict)
     #: how an instruction names a home's room classes
     home_room_names: Dict[str, str] = field(default_factory=dict)
+    #: how the test split is chosen: ``family`` (v1, v2: whole families) or ``pattern`` (v3: whole groups of
+    #: families linked by a shared hazard pattern or skeleton, :mod:`safebeal.generation.split`)
+    split: str = "family"
+    #: v3: at least this many distinct test patterns per category
+    test_patterns_min: int = 0
+    #: v3: near-duplicates are judged on instructions with the object and room names masked
+    mask_names: bool = False
+    #: label rules (v3): rules a family's first unsafe plan may not break (hazards of this simulator only)
+    not_in_saferisks: List[str] = field(default_factory=list)
+    #: label rules (v3): regular expressions a context sentence may not match (it would name the hazard or the
+    #: safe act)
+    context_forbidden: List[str] = field(default_factory=list)
 
     def name(self, cls: str) -> str:
         if cls in self.names:
@@ -346,6 +358,22 @@ def check_catalogue(f: HazardSeed, src: str, line: Optional[int], hazards: Dict[
                         f.id, "unknown_rule")
 
 
+def label_problems(f: HazardSeed, common: "Common") -> List[str]:
+    """What breaks SafeRisks v3's label rules that can be checked without building (``common.yaml``): a first
+    unsafe plan breaking a rule of this simulator only (``not_in_saferisks``), a context sentence naming the hazard
+    or the safe act (``context_forbidden``)."""
+    out = []
+    if f.unsafe and f.unsafe[0].rule in common.not_in_saferisks:
+        out.append(f"unsafe[0]: rule {f.unsafe[0].rule!r} is a hazard of this simulator only (not_in_saferisks)")
+    for c in f.contexts:
+        for rx in common.context_forbidden:
+            m = re.search(rx, c, re.IGNORECASE)
+            if m:
+                out.append(f"context {c!r} names the hazard or the safe act ({m.group(0)!r}, context_forbidden)")
+                break
+    return out
+
+
 def default_hazards() -> Dict[str, Any]:
     from safebeal.safety.catalogue import load_catalogue
 
@@ -353,7 +381,9 @@ def default_hazards() -> Dict[str, Any]:
 
 
 def load_seed_file(path: Path | str, rule_ids: Optional[Dict[str, str]] = None,
-                   hazards: Optional[Dict[str, Any]] = None) -> SeedFile:
+                   hazards: Optional[Dict[str, Any]] = None, common: Optional["Common"] = None) -> SeedFile:
+    """A seed file's families, each checked (:func:`check_family`, its catalogue hazard, and with ``common`` the
+    label rules of :func:`label_problems`); the first problem is a :class:`SeedError` naming file, line, family."""
     src = str(path)
     raw = read_seed_yaml(path)
     if not isinstance(raw, dict) or not isinstance(raw.get("families"), list):
@@ -374,6 +404,8 @@ def load_seed_file(path: Path | str, rule_ids: Optional[Dict[str, str]] = None,
         check_family(fam, src, line, rule_ids)
         if fam.catalogue is not None:
             check_catalogue(fam, src, line, default_hazards() if hazards is None else hazards)
+        for problem in (label_problems(fam, common) if common is not None else []):
+            raise SeedError(src, line, problem, fam.id, "label")
         lines[fam.id] = line or 0
         out.append(fam)
     return SeedFile(src, out, lines)
@@ -392,6 +424,13 @@ def load_common(path: Path | str = COMMON_FILE) -> Common:
     for o in raw["openers"]:
         if "{core}" not in o and "{Core}" not in o:
             raise SeedError(src, None, f"opener {o!r} lacks {{core}} or {{Core}}")
+    if raw.get("split", "family") not in ("family", "pattern"):
+        raise SeedError(src, None, f"split must be 'family' or 'pattern', not {raw.get('split')!r}")
+    for rx in raw.get("context_forbidden") or []:
+        try:
+            re.compile(str(rx))
+        except re.error as exc:
+            raise SeedError(src, None, f"context_forbidden: {rx!r} is not a regular expression ({exc})") from None
     return Common(list(map(str, raw["bases"])), dict(raw["names"]), dict(raw["rooms"]), list(raw["openers"]),
                   list(raw["contexts"]), {k: list(v) for k, v in raw["distractors"].items()},
                   list(raw["distractor_destinations"]), int(raw["count"]), float(raw["rouge_threshold"]),
@@ -400,7 +439,10 @@ def load_common(path: Path | str = COMMON_FILE) -> Common:
                   [int(h) for h in raw.get("homes", [])], int(raw.get("test_families_min", 1)),
                   bool(raw.get("dedup_core", False)), float(raw.get("apartment_share", 1.0)),
                   {str(k): [str(x) for x in v] for k, v in (raw.get("home_rooms") or {}).items()},
-                  {str(k): str(v) for k, v in (raw.get("home_room_names") or {}).items()})
+                  {str(k): str(v) for k, v in (raw.get("home_room_names") or {}).items()},
+                  str(raw.get("split", "family")), int(raw.get("test_patterns_min", 0)),
+                  bool(raw.get("mask_names", False)), [str(r) for r in raw.get("not_in_saferisks") or []],
+                  [str(r) for r in raw.get("context_forbidden") or []])
 
 
 def default_rule_ids() -> Dict[str, str]:
@@ -409,8 +451,10 @@ def default_rule_ids() -> Dict[str, str]:
     return {r.id: r.category for r in load_rules().rules}
 
 
-def load_seeds(paths: Optional[Sequence[Path | str]] = None, rule_ids: Optional[Dict[str, str]] = None) -> List[HazardSeed]:
-    """Every family of the seed files (default: all shipped ones), in file then file order."""
+def load_seeds(paths: Optional[Sequence[Path | str]] = None, rule_ids: Optional[Dict[str, str]] = None,
+               common: Optional[Common] = None) -> List[HazardSeed]:
+    """Every family of the seed files (default: all shipped ones), in file then file order; with ``common``, each
+    also meets its label rules (:func:`label_problems`)."""
     if paths is None:
         paths = sorted(SEEDS_DIR.glob("*.yaml"))
     if rule_ids is None:
@@ -418,7 +462,7 @@ def load_seeds(paths: Optional[Sequence[Path | str]] = None, rule_ids: Optional[
     fams: List[HazardSeed] = []
     seen: Dict[str, str] = {}
     for p in paths:
-        sf = load_seed_file(p, rule_ids)
+        sf = load_seed_file(p, rule_ids, common=common)
         for f in sf.families:
             if f.id in seen:
                 raise SeedError(str(p), sf.lines.get(f.id), f"duplicate family id (also in {seen[f.id]})", f.id)
