@@ -2,9 +2,10 @@
 
     python scripts/docs/saferisks_reference_rows.py [--dataset saferisks-test] [--out runs/saferisks-reference]
 
-Four planners, all replayed (no LLM): the reference safe plans, the first reference unsafe plan of each entry, the
-``search`` planner's shortest plans (from the search audit beside the data file, computed if missing) and a
-do-nothing plan (an empty output). Prints the Markdown table of the run (`safebeal report --markdown`).
+Five planners, all replayed (no LLM): the reference safe plans, the first reference unsafe plan of each entry, the
+``search`` planner's shortest plans (from the search audit beside the data file, computed if missing), the generic
+rule (the first unsafe plan with everything it touched switched off, closed and unplugged,
+``generation.generic_rule``) and a do-nothing plan (an empty output). Prints the Markdown table of the run (`safebeal report --markdown`).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from pathlib import Path
 from safebeal.datasets.base import DATASETS
 from safebeal.datasets.saferisks import DATA_FILE
 from safebeal.generation.audit import read_audit, search_audit
+from safebeal.generation.generic_rule import generic_rule_results
 
 
 def main() -> None:
@@ -34,6 +36,7 @@ def main() -> None:
         "reference-safe": {e.id: "\n".join(e.safe_plan) for e in entries},
         "reference-unsafe": {e.id: "\n".join(e.unsafe_plans[0].plan) for e in entries},
         "search": {e.id: "\n".join(audit[e.id]["plan"] or []) for e in entries},
+        "generic-rule": {k: "\n".join(r["plan"]) for k, r in generic_rule_results(entries, workers=2).items()},
         "do-nothing": {e.id: "" for e in entries},
     }
     cmd = [sys.executable, "-c", "from safebeal.cli import app; app()", "bench", "--dataset", args.dataset,

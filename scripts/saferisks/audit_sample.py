@@ -13,6 +13,8 @@ The sample is stratified by category and split (``--per-cell`` entries from each
 - ``key.json``: key -> entry id (the auditor does not need it);
 - ``verdicts.jsonl``: one line per key to fill in: the six checks (true/false), ``pass`` (all six) and ``reason``.
 
+``--examples N`` prints N random test entries in full (with their ids), as docs/saferisks.md shows them.
+
 ``--score`` checks the verdicts file is complete, prints the pass rate per category and split and overall, and
 writes ``audit.json`` (ids, verdicts, reasons, figures).
 """
@@ -132,9 +134,17 @@ def main(argv=None) -> int:
     ap.add_argument("--out")
     ap.add_argument("--path")
     ap.add_argument("--score")
+    ap.add_argument("--examples", type=int)
     a = ap.parse_args(argv)
     if a.score:
         return score(a.score)
+    if a.examples:
+        from safebeal.datasets.saferisks import load_entries
+
+        test = sorted((e for e in load_entries(a.path) if e.split == "test"), key=lambda e: e.id)
+        for e in random.Random(a.seed).sample(test, min(a.examples, len(test))):
+            print(render(e, f"`{e.id}`", "").replace("**Closest other request in the dataset (names masked):** \n", ""))
+        return 0
     if not a.out:
         ap.error("--out or --score is needed")
     return make(a)

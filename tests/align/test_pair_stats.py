@@ -77,3 +77,28 @@ def test_rival_classifiers_on_hand_computed_pairs():
     assert st["all"]["rivals"] == {"length_only": 0.75, "object_names_only": 0.5}
     assert st["by_source"]["omit"]["rivals"] == {"length_only": 1.0, "object_names_only": 0.5}
     assert st["by_source"]["detour"]["rivals"] == {"length_only": 0.5, "object_names_only": 0.5}
+
+
+def test_issue_32_rivals_are_fitted_and_scored_across_families():
+    from safebeal.align.pair_stats import family_rivals, pair_family
+
+    # families fa, fb fall in fold 0 and fd, fe, fg in fold 1 (crc32 % 2). Four pairs reject the plan that leaves
+    # the stove on; fe's is swapped (the shorter plan chosen). Verbs: fold 1 (fd, fe, fg) has SWITCHOFF twice in a
+    # chosen plan and once in a rejected one (weight log(2/3) < 0), so fa and fb are named right; fold 0 has it only
+    # in chosen plans, so fd and fg are right and fe wrong: 4/5. The first diverging action ([SWITCHOFF] <stove>
+    # against <end>) and the words tell the same: 4/5. Length: "longer by one is chosen" in both folds: 4/5.
+    # Object names: both plans use the kitchen and the stove: every pair a tie, 0.5.
+    def pair(fam, chosen, rejected, both=True):
+        return Pair(PROMPT, chosen, rejected, 3, task_id=f"{fam}/000", source="s", goal_reached_both=both)
+
+    pairs = [pair("fa", SAFE, OMIT), pair("fb", SAFE, OMIT), pair("fd", SAFE, OMIT), pair("fe", OMIT, SAFE, False),
+             pair("fg", SAFE, OMIT)]
+    assert [pair_family(p) for p in pairs] == ["fa", "fb", "fd", "fe", "fg"]
+    assert pair_family(Pair(PROMPT, SAFE, OMIT, 3, task_id="7_1")) == "cook"  # the prompt's task title
+    assert family_rivals(pairs) == {"length": 0.8, "verbs": 0.8, "first_action": 0.8, "tokens": 0.8, "objects": 0.5}
+    st = pair_stats(pairs)
+    assert st["rivals"] == family_rivals(pairs) and st["families"] == 5
+    assert (st["longer_is_chosen"], st["shorter_is_chosen"], st["goal_reached_both"]) == (0.8, 0.2, 0.8)
+    # a set built before the field was recorded: unknown, not 0
+    assert pair_stats(pairs[:2] + [Pair(PROMPT, SAFE, OMIT, 3, task_id="x/1")])["goal_reached_both"] is None
+    assert family_rivals([]) == dict.fromkeys(["length", "verbs", "first_action", "tokens", "objects"])

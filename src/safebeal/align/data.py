@@ -41,6 +41,7 @@ class Pair:
     category: str = ""
     task_id: str = ""
     source: str = ""
+    goal_reached_both: Optional[bool] = None  # the rejected plan reaches the goal too (recorded by `pairs build`)
 
 
 def common_prefix_length(a: Sequence[Any], b: Sequence[Any]) -> int:
@@ -158,7 +159,8 @@ def check_pair(rec: Dict[str, Any], where: str, columns: Sequence[str]) -> Pair:
                 raise PairDataError(
                     f"{where}: prefix_actions={k} but action {i + 1} differs: {cl[i]!r} vs {rl[i]!r}")
     return Pair(rec["prompt"], chosen, rejected, int(k), str(rec.get("category") or ""),
-                str(rec.get("task_id") or ""), str(rec.get("source") or ""))
+                str(rec.get("task_id") or ""), str(rec.get("source") or ""),
+                None if rec.get("goal_reached_both") is None else bool(rec["goal_reached_both"]))
 
 
 WORLDMODEL_PREFIX = "worldmodel:"

@@ -16,7 +16,8 @@ from safebeal.datasets.base import Task
 from safebeal.planners.prompts import build_messages, completion_text
 from safebeal.scene import SceneEnv, SceneGraph, Script, ScriptLine, ScriptSyntaxError, Trajectory, parse_line
 
-COLUMNS = ("prompt", "chosen", "rejected", "prefix_actions", "category", "rule_id", "task_id", "source", "split")
+COLUMNS = ("prompt", "chosen", "rejected", "prefix_actions", "category", "rule_id", "task_id", "source", "split",
+           "goal_reached_both")
 
 SAFE_REASONS = {
     "safe_not_executable": "the safe plan fails in the simulator",
@@ -49,6 +50,8 @@ class PreferencePair:
     task_id: str
     source: str
     split: str = "train"
+    # the rejected plan reaches the task's goal too (the chosen one always does): the pair differs in safety only
+    goal_reached_both: bool = False
 
     def to_dict(self) -> dict:
         return {c: getattr(self, c) for c in COLUMNS}
@@ -227,13 +230,14 @@ class PairMaker:
         if violation.kind == "process" and violation.step is not None and violation.step < k:
             raise AssertionError(f"{self.plan.key}: violation at step {violation.step} inside the shared prefix {k}")
         self.seen.add(tuple(rejected))
-        if self.plan.goal is not None and self.plan.goal.evaluate(traj).success:
+        both = self.plan.goal is not None and bool(self.plan.goal.evaluate(traj).success)
+        if both:
             self.res.rejected_reach_goal += 1
         pair = PreferencePair(
             prompt=self.prompt,
             chosen=completion_text(self.chosen), rejected=completion_text(rejected), prefix_actions=k,
             category=violation.category, rule_id=violation.rule_id, task_id=self.plan.task.id, source=source,
-            split=self.plan.split,
+            split=self.plan.split, goal_reached_both=both,
         )
         self.res.pairs.append(pair)
         return pair

@@ -25,6 +25,22 @@ on the other half, and back (2-fold by ``task_id``); a tie scores 0.5:
 - ``object_names_only``: from the set of object class names each plan uses (no actions, no order, no ids): each
   name weighs log((rejected plans with it + 1) / (chosen plans with it + 1)) in the fitting half; the plan with
   the lower sum is named chosen.
+
+Issue 32's rivals (top-level ``rivals``) are fitted and scored across task **families** instead (2-fold by a hash of
+the family: a SafeRisks entry's family, an ActivityPrograms program's task title), so a rival scores only what
+carries over to families it never saw. Each sees one cue of the two plans and names the chosen one, with the
+weights above (log((rejected + 1) / (chosen + 1)) per feature occurrence, the lower sum is chosen; a tie is 0.5):
+
+- ``length``: the length rule above;
+- ``verbs``: the bag of action verbs (``SWITCHOFF`` twice counts twice);
+- ``first_action``: the first action where the plans part, as verb and object names (``[SWITCHOFF] <stove>``;
+  ``<end>`` for a plan that ends there);
+- ``tokens``: the bag of words of the plan text (verbs and object names, ids left out);
+- ``objects``: the set of object names, as ``object_names_only``.
+
+Top-level ``longer_is_chosen`` and ``shorter_is_chosen`` are the overall shares; ``goal_reached_both`` is the share
+of pairs whose rejected plan reaches the goal too (the chosen one always does), from the pairs' own
+``goal_reached_both`` field (``None`` for a set built before it was recorded).
 """
 
 from __future__ import annotations
@@ -33,7 +49,7 @@ import math
 import re
 import zlib
 from collections import Counter, defaultdict
-from typing import Any, Dict, List, Sequence, Set, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 
 from safebeal.align.data import Pair, common_prefix_length, plan_lines
 
@@ -146,6 +162,81 @@ def rival_accuracy(pairs: Sequence[Pair]) -> Dict[str, List[float]]:
     return {"length_only": _length_only(pairs), "object_names_only": _object_names_only(pairs)}
 
 
+_ACTION = re.compile(r"\[([A-Z_]+)\]")
+_WORDS = re.compile(r"[A-Za-z_]+")
+
+
+def pair_family(p: Pair) -> str:
+    """The task family of a pair: a SafeRisks entry's family (``family/NNN``), an ActivityPrograms program's task
+    title (the prompt's ``Task:`` line), else the task id."""
+    if "/" in p.task_id:
+        return p.task_id.rsplit("/", 1)[0]
+    for line in _prompt_text(p.prompt).splitlines():
+        if line.startswith("Task: "):
+            return line[6:].strip().lower()
+    return p.task_id
+
+
+def _verbs(lines: Sequence[str]) -> Counter:
+    return Counter(m.group(1) for ln in lines for m in [_ACTION.match(ln.strip())] if m)
+
+
+def _first_action(lines: Sequence[str], k: int) -> Counter:
+    if k >= len(lines) or not lines[k].strip():
+        return Counter({"<end>": 1})
+    ln = lines[k].strip()
+    m = _ACTION.match(ln)
+    return Counter({" ".join([f"[{m.group(1)}]" if m else "?"] + [f"<{n}>" for n, _ in _REF.findall(ln)]): 1})
+
+
+def _tokens(lines: Sequence[str]) -> Counter:
+    return Counter(w for ln in lines for w in _WORDS.findall(ln))
+
+
+def _bag_rival(bags: Sequence[Tuple[Counter, Counter]], folds: Sequence[int]) -> List[float]:
+    """Per pair (chosen bag, rejected bag): 1 if the weights fitted on the other fold name the chosen plan, 0 if
+    not, 0.5 for a tie."""
+    counts = [(Counter(), Counter()), (Counter(), Counter())]
+    for (c, r), f in zip(bags, folds):
+        counts[f][0].update(c)
+        counts[f][1].update(r)
+    out = []
+    for (c, r), f in zip(bags, folds):
+        ch, rj = counts[1 - f]
+
+        def score(bag: Counter) -> float:
+            return sum(n * math.log((rj[x] + 1) / (ch[x] + 1)) for x, n in bag.items())
+        sc, sr = score(c), score(r)
+        out.append(0.5 if abs(sc - sr) < 1e-12 else float(sc < sr))
+    return out
+
+
+def family_rivals(pairs: Sequence[Pair]) -> Dict[str, Optional[float]]:
+    """Issue 32's five rivals, fitted and scored across families (see the module doc)."""
+    if not pairs:
+        return {k: None for k in ("length", "verbs", "first_action", "tokens", "objects")}
+    folds = [zlib.crc32(pair_family(p).encode()) % 2 for p in pairs]
+    plans = [(plan_lines(p.chosen), plan_lines(p.rejected or "")) for p in pairs]
+    ks = [common_prefix_length(c, r) for c, r in plans]
+    diffs = [len(r) - len(c) for c, r in plans]
+    votes = [Counter(), Counter()]
+    for d, f in zip(diffs, folds):
+        if d:
+            votes[f][(abs(d), d > 0)] += 1
+    length = []
+    for d, f in zip(diffs, folds):
+        shorter, longer = votes[1 - f][(abs(d), True)], votes[1 - f][(abs(d), False)]
+        length.append(0.5 if d == 0 or shorter == longer else float((shorter > longer) == (d > 0)))
+    rivals = {
+        "length": length,
+        "verbs": _bag_rival([(_verbs(c), _verbs(r)) for c, r in plans], folds),
+        "first_action": _bag_rival([(_first_action(c, k), _first_action(r, k)) for (c, r), k in zip(plans, ks)], folds),
+        "tokens": _bag_rival([(_tokens(c), _tokens(r)) for c, r in plans], folds),
+        "objects": _bag_rival([(Counter(_names(p.chosen)), Counter(_names(p.rejected or ""))) for p in pairs], folds),
+    }
+    return {k: round(sum(v) / len(v), 4) for k, v in rivals.items()}
+
+
 def pair_stats(pairs: Sequence[Pair]) -> Dict[str, Any]:
     """``{"all": {...}, "by_source": {source: {...}}, "targets": ...}`` with the shares above and, in each summary,
     ``rivals``: the accuracy of the two rival classifiers on those pairs."""
@@ -165,6 +256,14 @@ def pair_stats(pairs: Sequence[Pair]) -> Dict[str, Any]:
                              for k, v in rivals.items()}
         return summary
 
-    return {"all": with_rivals(_summary(rows), range(len(pairs))),
+    both = [p.goal_reached_both for p in pairs]
+    overall = with_rivals(_summary(rows), range(len(pairs)))
+    return {"all": overall,
             "by_source": {s: with_rivals(_summary(r), by_rival[s]) for s, r in sorted(by.items())},
-            "targets": {"shorter_is_chosen": 0.6, "rejected_unlisted_object_share": 0.05}}
+            "rivals": family_rivals(pairs), "families": len({pair_family(p) for p in pairs}),
+            "longer_is_chosen": overall["longer_is_chosen"], "shorter_is_chosen": overall["shorter_is_chosen"],
+            "goal_reached_both": (round(sum(bool(b) for b in both) / len(both), 4)
+                                  if both and all(b is not None for b in both) else None),
+            "targets": {"shorter_is_chosen": 0.6, "rejected_unlisted_object_share": 0.05,
+                        "longer_is_chosen": 0.6, "rivals.length": 0.6, "rivals.objects": 0.7,
+                        "goal_reached_both": 1.0}}

@@ -325,7 +325,7 @@ def pair_schema():
         "prompt": [msg], "chosen": [msg], "rejected": [msg],
         "prefix_actions": datasets.Value("int64"), "category": datasets.Value("string"),
         "rule_id": datasets.Value("string"), "task_id": datasets.Value("string"), "source": datasets.Value("string"),
-        "split": datasets.Value("string"),
+        "split": datasets.Value("string"), "goal_reached_both": datasets.Value("bool"),
     })
 
 
