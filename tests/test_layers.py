@@ -49,7 +49,7 @@ LAYERS: Tuple[Tuple[str, FrozenSet[str]], ...] = (
     ("generation", frozenset({"generation"})),
     ("align", frozenset({"align"})),
     ("integrations", frozenset({"hf_export", "inspect_tasks", "check", "testing"})),
-    ("cli", frozenset({"cli", "train"})),  # train: ``python -m safebeal.train``, the ``safebeal train`` command alone
+    ("cli", frozenset({"cli", "train", "__main__"})),  # train: ``python -m safebeal.train``, the ``safebeal train`` command alone; __main__: ``python -m safebeal``
 )
 RANK = {name: i for i, (name, _) in enumerate(LAYERS)}
 LAYER_OF = {part: name for name, parts in LAYERS for part in parts}
