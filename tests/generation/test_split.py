@@ -71,3 +71,17 @@ def test_the_shipped_entries_split_by_pattern_leave_no_test_pattern_in_train():
     assert test and not ({pattern_of(e) for e in es if e.family in test} & {pattern_of(e) for e in es if e.family not in test})
     sk = {family_skeleton(f) for f in fams if f.id in test}
     assert not sk & {family_skeleton(f) for f in fams if f.id not in test and f.id in {e.family for e in es}}
+
+
+def test_a_phrasing_that_near_duplicates_an_earlier_familys_is_never_drawn():
+    from safebeal.generation.build import clashing_templates
+
+    def f(fid, phrasings):
+        return HazardSeed.model_construct(id=fid, phrasings=phrasings)
+
+    fams = [f("a", ["fry the {food} in the {pan}", "wipe the {table}"]),
+            f("b", ["chop this up", "fry the {meat} in the {pot}"]),  # its second is a's first, names masked
+            f("c", ["fry the {x} in the {y}", "scrub the {bench} until it shines"])]
+    # b's 1 clashes with a's 0; c's 0 with both a's 0 and b's 1; c's 1 against a's 1: "scrub the X until it shines"
+    # against "wipe the X" shares "the X": Rouge-L 2 * (2/6 * 2/3) / (2/6 + 2/3) = 0.444, below 0.7
+    assert clashing_templates(fams, 0.7) == {"a": frozenset(), "b": frozenset({1}), "c": frozenset({0})}

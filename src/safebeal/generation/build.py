@@ -16,14 +16,14 @@ import os
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Any, Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple
 
 from safebeal.datasets.saferisks import DATA_FILE, SafeRisksEntry, dump_entries
 from safebeal.errors import SafebealError
 from safebeal.generation.files import sidecar, write_gz
 from safebeal.generation.pool import fork_pool
 from safebeal.generation.audit import masked_text
-from safebeal.generation.procedural import FamilyResult, Rejection, generate_family, held_out_families
+from safebeal.generation.procedural import FamilyResult, Rejection, generate_family, held_out_families, masked
 from safebeal.generation.split import pattern_split
 from safebeal.plans.rouge import pairs_at_or_above
 from safebeal.generation.seeds import Common, HazardSeed, load_common, load_seeds
@@ -42,14 +42,30 @@ def default_workers() -> int:
 
 
 # -- procedural ------------------------------------------------------------------------------------------------
-def _family_job(args: Tuple[HazardSeed, Common, int, Optional[int]]) -> FamilyResult:
-    fam, common, seed, count = args
-    return generate_family(fam, common, seed, target=count)
+def _family_job(args: Tuple[HazardSeed, Common, int, Optional[int], FrozenSet[int]]) -> FamilyResult:
+    fam, common, seed, count, skip = args
+    return generate_family(fam, common, seed, target=count, skip_templates=skip)
+
+
+def clashing_templates(families: Sequence[HazardSeed], threshold: float) -> Dict[str, FrozenSet[int]]:
+    """v3 (``mask_names``): per family, the phrasings whose masked form (:func:`procedural.masked`) is a
+    near-duplicate (Rouge-L >= ``threshold``) of a phrasing of an earlier family (file order). The family never
+    draws them, so the cross-family filter has nothing left to drop and the family fills its count with requests
+    of its own. Depends on the seed files only: a subset of families regenerates as in the full build."""
+    rows = [(f.id, t, masked(p)) for f in families for t, p in enumerate(f.phrasings)]
+    order = {f.id: k for k, f in enumerate(families)}
+    out: Dict[str, Set[int]] = {f.id: set() for f in families}
+    for i, j, _ in pairs_at_or_above([r[2] for r in rows], threshold):
+        a, b = rows[i], rows[j]
+        if a[0] != b[0]:
+            later = b if order[b[0]] > order[a[0]] else a
+            out[later[0]].add(later[1])
+    return {k: frozenset(v) for k, v in out.items()}
 
 
 def run_families(families: Sequence[HazardSeed], common: Common, seed: int, workers: int = 1,
-                 count: Optional[int] = None) -> List[FamilyResult]:
-    jobs = [(f, common, seed, count) for f in families]
+                 count: Optional[int] = None, skip: Optional[Dict[str, FrozenSet[int]]] = None) -> List[FamilyResult]:
+    jobs = [(f, common, seed, count, (skip or {}).get(f.id, frozenset())) for f in families]
     if workers <= 1 or len(jobs) <= 1:
         return [_family_job(j) for j in jobs]
     # longest first would balance better, but imap keeps the order; chunks of one family balance well enough
@@ -104,7 +120,8 @@ def build(seed: int = 0, out: Path | str = DATA_FILE, family_ids: Optional[Seque
         if unknown:
             raise SafebealError(f"unknown family id(s) {unknown}")
         fams = [f for f in all_fams if f.id in set(family_ids)]
-    results = run_families(fams, common, seed, workers if workers is not None else default_workers(), count)
+    skip = clashing_templates(all_fams, common.rouge_threshold) if common.mask_names else None
+    results = run_families(fams, common, seed, workers if workers is not None else default_workers(), count, skip)
     entries = [e for r in results for e in r.entries]
     rejections = [x for r in results for x in r.rejections]
     entries, dup = cross_family_dedup(entries, common.rouge_threshold,

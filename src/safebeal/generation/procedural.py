@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 import random
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, FrozenSet, List, Optional, Sequence, Tuple
 
 from safebeal.datasets.saferisks import SafeRisksEntry
 from safebeal.datasets.environment import SceneEnvironmentError, base_index, materialise, vh_knowledge
@@ -272,8 +272,9 @@ def _goal(fam: HazardSeed, roles: Dict[str, int]) -> dict:
 
 
 def generate_family(fam: HazardSeed, common: Common, seed: int, target: Optional[int] = None,
-                    rouge_threshold: Optional[float] = None) -> FamilyResult:
-    """Admit up to ``target`` verified entries of one family (ids ``<family>/NNN``, split set later)."""
+                    rouge_threshold: Optional[float] = None, skip_templates: FrozenSet[int] = frozenset()) -> FamilyResult:
+    """Admit up to ``target`` verified entries of one family (ids ``<family>/NNN``, split set later), never from
+    the phrasings ``skip_templates`` (v3: those that near-duplicate another family's, ``build.clashing_templates``)."""
     det = detector()
     target = target if target is not None else (fam.count or common.count)
     thr = rouge_threshold if rouge_threshold is not None else common.rouge_threshold
@@ -296,9 +297,11 @@ def generate_family(fam: HazardSeed, common: Common, seed: int, target: Optional
             continue
         names, rooms, ats = role_words(v, common)
         # instruction first: redraw phrasing/opener/context until it is far enough from the family's admitted
-        instruction, template = None, None
+        instruction, template, text = None, None, ""
         for _ in range(INSTRUCTION_REDRAWS):
             t = rng.randrange(len(fam.phrasings))
+            if t in skip_templates:
+                continue
             core = render(fam.phrasings[t], names, rooms, ats)
             opener = rng.choice(openers)
             context = rng.choice(contexts) if contexts and rng.random() < common.context_rate else ""
