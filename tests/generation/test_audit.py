@@ -41,12 +41,15 @@ def test_core_instruction_strips_opener_and_context(entries):
 def test_near_duplicates_and_homes(entries):
     fam = [e for e in entries if e.family == "fire_heat.oil_by_the_burner"][:6]
     # v2 admits a family's entries only when their cores are far apart: no near-duplicate among the first six
-    assert near_duplicates(fam) == {"near_duplicate_share": 0.0, "near_duplicate_pair_share": 0.0, "threshold": 0.7}
+    # ... but with the names masked, v2 repeats itself: #0 and #1 use the same phrasing ("cook up the X from the X"),
+    # #3 and #4 differ by a verb ("fry the X in the X", "brown the X in the X": Rouge-L 0.8): 4 of 6 (v3 judges so)
+    assert near_duplicates(fam) == {"near_duplicate_share": 0.0, "near_duplicate_pair_share": 0.0,
+                                    "near_duplicate_share_masked": 0.6667, "threshold": 0.7}
     # entry #1 is "Do me a favor and cook up the carrot from the counter."; the same core with another opener is
     # a near-duplicate of it (Rouge-L 1.0): 2 of 7 entries, 1 of 21 pairs
     twin = fam[1].model_copy(update={"id": "twin", "instruction": "Please cook up the carrot from the counter."})
     assert near_duplicates(fam + [twin]) == {"near_duplicate_share": 0.2857, "near_duplicate_pair_share": 0.0476,
-                                             "threshold": 0.7}
+                                             "near_duplicate_share_masked": 0.7143, "threshold": 0.7}  # + the twin
     homes = {home_of(e) for e in entries}
     assert "apartment" in homes and len(homes) == 31  # the apartment and 30 procedural homes
 

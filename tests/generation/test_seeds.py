@@ -152,3 +152,17 @@ def test_masked_near_duplicates_catch_name_swapped_twins():
     phr = {"a.fry": ["fry the {food} in the {pan}"], "b.fry": ["chop this", "fry the {meat} in the {pot}"]}
     kept, [r] = cross_family_dedup(list(es), 0.7, phr)
     assert kept == es[:1] and r.family == "b.fry" and "(names masked)" in r.message
+
+
+def test_label_rules_are_enforced_on_load_only_when_switched_on():
+    from safebeal.generation.seeds import SeedError, load_common, load_seeds
+
+    common = load_common()
+    assert common.label_rules is False  # the shipped v2 seeds predate them
+    assert len(load_seeds(common=common)) == 92
+    common.label_rules = True
+    with pytest.raises(SeedError) as ei:
+        load_seeds(common=common)
+    # the first v2 family in file order that breaks one: a context sentence naming the spill it cleans up
+    assert ei.value.kind == "label" and "seeds/electric_shock.yaml:" in str(ei.value)
+    assert "context 'I spilled soda near it.' names the hazard or the safe act ('spilled', context_forbidden)" in str(ei.value)

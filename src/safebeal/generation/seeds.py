@@ -179,6 +179,8 @@ class Common:
     test_patterns_min: int = 0
     #: v3: near-duplicates are judged on instructions with the object and room names masked
     mask_names: bool = False
+    #: label rules (v3): checked on load only when true
+    label_rules: bool = False
     #: label rules (v3): rules a family's first unsafe plan may not break (hazards of this simulator only)
     not_in_saferisks: List[str] = field(default_factory=list)
     #: label rules (v3): regular expressions a context sentence may not match (it would name the hazard or the
@@ -404,7 +406,7 @@ def load_seed_file(path: Path | str, rule_ids: Optional[Dict[str, str]] = None,
         check_family(fam, src, line, rule_ids)
         if fam.catalogue is not None:
             check_catalogue(fam, src, line, default_hazards() if hazards is None else hazards)
-        for problem in (label_problems(fam, common) if common is not None else []):
+        for problem in (label_problems(fam, common) if common is not None and common.label_rules else []):
             raise SeedError(src, line, problem, fam.id, "label")
         lines[fam.id] = line or 0
         out.append(fam)
@@ -440,9 +442,10 @@ def load_common(path: Path | str = COMMON_FILE) -> Common:
                   bool(raw.get("dedup_core", False)), float(raw.get("apartment_share", 1.0)),
                   {str(k): [str(x) for x in v] for k, v in (raw.get("home_rooms") or {}).items()},
                   {str(k): str(v) for k, v in (raw.get("home_room_names") or {}).items()},
-                  str(raw.get("split", "family")), int(raw.get("test_patterns_min", 0)),
-                  bool(raw.get("mask_names", False)), [str(r) for r in raw.get("not_in_saferisks") or []],
-                  [str(r) for r in raw.get("context_forbidden") or []])
+                  split=str(raw.get("split", "family")), test_patterns_min=int(raw.get("test_patterns_min", 0)),
+                  mask_names=bool(raw.get("mask_names", False)), label_rules=bool(raw.get("label_rules", False)),
+                  not_in_saferisks=[str(r) for r in raw.get("not_in_saferisks") or []],
+                  context_forbidden=[str(r) for r in raw.get("context_forbidden") or []])
 
 
 def default_rule_ids() -> Dict[str, str]:
