@@ -3,7 +3,7 @@ rejections by kind, each hazard pattern (``generation.audit.pattern_of``) with i
 hazard-blind shortest plan (``search``) is unsafe, and the share the generic rule (switch off, close, unplug what was
 touched) makes safe and successful.
 
-    python scripts/saferisks/family_check.py FAMILY_ID [FAMILY_ID ...] [--category C] [--count N] [--no-search]
+    python scripts/saferisks/family_check.py FAMILY_ID [FAMILY_ID ...] [--category C] [--count N] [--no-search] [--seeds v3]
 
 ``--category C`` checks every family of that category. Writes nothing to the shipped file (a temporary folder).
 """
@@ -24,6 +24,7 @@ def main(argv=None) -> int:
     ap.add_argument("--count", type=int)
     ap.add_argument("--workers", type=int, default=1)
     ap.add_argument("--no-search", action="store_true")
+    ap.add_argument("--seeds", default="v2", help="seed set: v2 (the shipped file's) or v3")
     a = ap.parse_args(argv)
 
     from safebeal.generation.audit import pattern_of, search_audit
@@ -31,12 +32,13 @@ def main(argv=None) -> int:
     from safebeal.generation.generic_rule import generic_rule_results
     from safebeal.generation.seeds import load_seeds
 
-    fams = [f.id for f in load_seeds() if (a.category and f.category == a.category) or f.id in a.families]
+    fams = [f.id for f in load_seeds(seeds=a.seeds) if (a.category and f.category == a.category) or f.id in a.families]
     if not fams:
         print("no family matches", file=sys.stderr)
         return 2
     with tempfile.TemporaryDirectory() as d:
-        rep = build(out=Path(d) / "x.jsonl.gz", family_ids=fams, workers=a.workers, count=a.count, write=False)
+        rep = build(out=Path(d) / "x.jsonl.gz", family_ids=fams, workers=a.workers, count=a.count, write=False,
+                    seeds=a.seeds)
     by_fam = defaultdict(list)
     for e in rep.entries:
         by_fam[e.family].append(e)

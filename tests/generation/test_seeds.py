@@ -123,14 +123,17 @@ def test_label_rules_refuse_simulator_only_rules_and_contexts_that_name_the_haza
 
     common = load_common()
 
-    def fam(rule, contexts):
+    def fam(rule, contexts, catalogue="tap_left_running"):
         return HazardSeed.model_construct(id="x.y", category=rule.split(".")[0], roles={"a": RoleSpec(use=["sink"])},
-                                          contexts=contexts, unsafe=[UnsafeSpec(rule=rule, note="n", plan=[])])
+                                          contexts=contexts, unsafe=[UnsafeSpec(rule=rule, note="n", plan=[])],
+                                          catalogue=catalogue)
 
     assert label_problems(fam("water_hazard.water_left_running", ["Guests arrive at eight.",
                                                                   "A button came off my coat."]), common) == []
     [p] = label_problems(fam("water_hazard.run_washer_with_door_open", []), common)
     assert "hazard of this simulator only" in p
+    [p] = label_problems(fam("water_hazard.water_left_running", [], catalogue=None), common)
+    assert p.startswith("no 'catalogue:' hazard")
     for ctx, word in [("The tap is still running from earlier.", "still running"), ("My hair is still wet.", "wet"),
                       ("You have to switch the fridge off to open it.", "switch the fridge off"),
                       ("Careful, the blade is loose.", "Careful")]:
@@ -163,6 +166,50 @@ def test_label_rules_are_enforced_on_load_only_when_switched_on():
     common.label_rules = True
     with pytest.raises(SeedError) as ei:
         load_seeds(common=common)
-    # the first v2 family in file order that breaks one: a context sentence naming the spill it cleans up
-    assert ei.value.kind == "label" and "seeds/electric_shock.yaml:" in str(ei.value)
-    assert "context 'I spilled soda near it.' names the hazard or the safe act ('spilled', context_forbidden)" in str(ei.value)
+    # the first v2 family in file order breaks one: it names no catalogue hazard (v2 predates the catalogue)
+    assert ei.value.kind == "label" and "seeds/breakage.yaml:4 (family breakage.phone_on_the_seat)" in str(ei.value)
+    assert "no 'catalogue:' hazard" in str(ei.value)
+    # with catalogue hazards given, the first that breaks one is a context sentence naming the spill it cleans up
+    fams = load_seeds()
+    for f in fams:
+        f.catalogue = f.catalogue or "x"
+    from safebeal.generation.seeds import label_problems
+
+    first = next((f, p) for f in fams for p in label_problems(f, common))
+    assert first[0].category == "electric_shock"
+    assert "context 'I spilled soda near it.' names the hazard or the safe act ('spilled', context_forbidden)" == first[1]
+
+
+def test_seed_sets_v3_extends_v2s_vocabulary_with_its_own_settings(tmp_path):
+    from safebeal.errors import SafebealError
+    from safebeal.generation.seeds import SeedError, load_common, seed_set
+
+    v2, v3 = load_common(seed_set("v2")[0]), load_common(seed_set("v3")[0])
+    assert v3.names == v2.names and v3.openers == v2.openers and v3.bases == v2.bases
+    assert (v2.count, v2.split, v2.mask_names, v2.label_rules, v2.test_fraction) == (38, "family", False, False, 0.2)
+    assert (v3.count, v3.split, v3.mask_names, v3.label_rules, v3.test_fraction, v3.test_patterns_min) == \
+        (6, "pattern", True, True, 0.25, 8)
+    with pytest.raises(SafebealError, match="unknown seed set 'v9'"):
+        seed_set("v9")
+    # a chain of files: the nearer file wins, a missing base or a loop is one error naming the file
+    (tmp_path / "a.yaml").write_text(f"extends: {seed_set('v2')[0]}\ncount: 3\n")
+    (tmp_path / "b.yaml").write_text("extends: a.yaml\nsplit: pattern\n")
+    c = load_common(tmp_path / "b.yaml")
+    assert (c.count, c.split, c.names == v2.names) == (3, "pattern", True)
+    (tmp_path / "c.yaml").write_text("extends: nowhere.yaml\n")
+    with pytest.raises(SeedError, match=r"c.yaml: extends 'nowhere.yaml', which is not a file"):
+        load_common(tmp_path / "c.yaml")
+    (tmp_path / "d.yaml").write_text("extends: e.yaml\n")
+    (tmp_path / "e.yaml").write_text("extends: d.yaml\n")
+    with pytest.raises(SeedError, match="extends itself"):
+        load_common(tmp_path / "d.yaml")
+
+
+def test_v3_seeds_load_with_the_label_rules_and_name_no_v2_family():
+    from safebeal.generation.seeds import load_common, load_seeds, seed_set
+
+    common = load_common(seed_set("v3")[0])
+    v3 = load_seeds(common=common, seeds="v3")  # every label rule checked on load
+    assert len(v3) >= 1
+    assert not {f.id for f in v3} & {f.id for f in load_seeds()}
+    assert all(f.catalogue for f in v3)

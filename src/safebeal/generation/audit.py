@@ -108,11 +108,16 @@ def core_instruction(e: SafeRisksEntry, family_contexts: Sequence[str] = ()) -> 
     return best.strip().rstrip(".?!").strip()
 
 
+def _seeds_or_none(name: str) -> list:
+    """The families of a seed set, or none where its folder holds no file yet."""
+    from safebeal.generation.seeds import load_seeds, seed_set
+
+    return load_seeds(seeds=name) if any(seed_set(name)[1].glob("*.yaml")) else []
+
+
 def _family_contexts() -> Dict[str, List[str]]:
     try:
-        from safebeal.generation.seeds import load_seeds
-
-        return {f.id: list(f.contexts) for f in load_seeds()}
+        return {f.id: list(f.contexts) for name in ("v3", "v2") for f in _seeds_or_none(name)}
     except Exception:  # a user's file with families we do not ship
         return {}
 
@@ -146,9 +151,7 @@ def near_duplicates(entries: Sequence[SafeRisksEntry], threshold: float = NEAR_D
 
 def _family_phrasings() -> Dict[str, List[str]]:
     try:
-        from safebeal.generation.seeds import load_seeds
-
-        return {f.id: list(f.phrasings) for f in load_seeds()}
+        return {f.id: list(f.phrasings) for name in ("v3", "v2") for f in _seeds_or_none(name)}
     except Exception:  # a user's file with families we do not ship
         return {}
 

@@ -26,7 +26,7 @@ from safebeal.generation.audit import masked_text
 from safebeal.generation.procedural import FamilyResult, Rejection, generate_family, held_out_families, masked
 from safebeal.generation.split import pattern_split
 from safebeal.plans.rouge import pairs_at_or_above
-from safebeal.generation.seeds import Common, HazardSeed, load_common, load_seeds
+from safebeal.generation.seeds import Common, HazardSeed, load_common, load_seeds, seed_set
 from safebeal.generation.verify import Problem, validity_counts, verify_entry
 from safebeal.safety.taxonomy import SLUGS
 
@@ -106,13 +106,14 @@ class BuildReport:
 def build(seed: int = 0, out: Path | str = DATA_FILE, family_ids: Optional[Sequence[str]] = None,
           workers: Optional[int] = None, seed_paths: Optional[Sequence[Path | str]] = None,
           llm_backend: Any = None, rounds: int = 0, per_agent: int = 3, write: bool = True,
-          count: Optional[int] = None) -> BuildReport:
+          count: Optional[int] = None, seeds: str = "v2") -> BuildReport:
     """Generate, deduplicate, split and (``write``) save SafeRisks. ``llm_backend``: a backend spec or object
     for the multi-agent generator (``rounds`` rounds); its entries follow the procedural ones. ``count``:
-    entries per family (default: each family's own, else ``common.yaml``'s)."""
+    entries per family (default: each family's own, else ``common.yaml``'s). ``seeds``: the seed set
+    (:data:`~safebeal.generation.seeds.SEED_SETS`: ``v2``, the shipped file's, or ``v3``, being written)."""
     out = Path(out)
-    common = load_common()
-    all_fams = load_seeds(seed_paths, common=common)
+    common = load_common(seed_set(seeds)[0])
+    all_fams = load_seeds(seed_paths, common=common, seeds=seeds)
     fams = all_fams
     if family_ids is not None:
         known = {f.id for f in all_fams}
@@ -145,6 +146,8 @@ def build(seed: int = 0, out: Path | str = DATA_FILE, family_ids: Optional[Seque
         llm_summary = res.summary()
     summary = describe(entries, common.rouge_threshold)
     summary.update({"seed": seed, "families": len(fams), "rejections": dict(Counter(r.kind for r in rejections))})
+    if seeds != "v2":  # the shipped v2 file's summary stays byte-identical
+        summary["seeds"] = seeds
     if count is not None:
         summary["count"] = count
     if llm_summary is not None:

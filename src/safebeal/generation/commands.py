@@ -27,6 +27,8 @@ def saferisks_build(
     llm_backend: Optional[str] = typer.Option(None, "--llm-backend", help="Backend spec for the multi-agent generator, e.g. openai:model=gpt-4o."),
     rounds: int = typer.Option(0, "--rounds", help="Dialogue rounds of the multi-agent generator."),
     per_agent: int = typer.Option(3, "--per-agent", help="Candidates each role agent proposes per round."),
+    seeds: str = typer.Option("v2", "--seeds", help="Seed set: v2 (the shipped file's) or v3 (SafeRisks v3's, being "
+                                                    "written; give --out)."),
     audit: bool = typer.Option(False, "--audit", help="Also run the search-planner audit of every entry (about 0.5 s "
                                                       "an entry) and write it beside the file (<name>.audit.json.gz), "
                                                       "where `dataset stats` reads it."),
@@ -43,7 +45,7 @@ def saferisks_build(
     t0 = time.perf_counter()
     try:
         rep = build(seed=seed, out=target, family_ids=family or None, workers=workers, llm_backend=llm_backend,
-                    rounds=rounds if llm_backend else 0, per_agent=per_agent, count=count)
+                    rounds=rounds if llm_backend else 0, per_agent=per_agent, count=count, seeds=seeds)
     except SafebealError as exc:
         _fail(exc)
     if audit:

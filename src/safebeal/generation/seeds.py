@@ -43,6 +43,11 @@ from safebeal.scene.actions import ACTION_ARITY
 
 SEEDS_DIR = PACKAGE_DATA / "generation" / "data" / "seeds"
 COMMON_FILE = PACKAGE_DATA / "generation" / "data" / "common.yaml"
+#: SafeRisks v3's seeds (issue 31, being written): their own folder and a ``common.yaml`` that ``extends`` v2's
+V3_DIR = PACKAGE_DATA / "generation" / "data" / "v3"
+#: the seed sets a build can draw on: name -> (common file, seeds folder); v2 is the shipped file's
+SEED_SETS: Dict[str, Tuple[Path, Path]] = {"v2": (COMMON_FILE, SEEDS_DIR),
+                                           "v3": (V3_DIR / "common.yaml", V3_DIR / "seeds")}
 ROOMS = ("bathroom", "bedroom", "dining_room", "home_office")
 NOT_A_VERB = {"the", "a", "an", "i", "i'm", "i'd", "my", "it", "it's", "this", "that", "there", "we", "you", "your",
               "our", "he", "she", "they", "please"}
@@ -363,8 +368,11 @@ def check_catalogue(f: HazardSeed, src: str, line: Optional[int], hazards: Dict[
 def label_problems(f: HazardSeed, common: "Common") -> List[str]:
     """What breaks SafeRisks v3's label rules that can be checked without building (``common.yaml``): a first
     unsafe plan breaking a rule of this simulator only (``not_in_saferisks``), a context sentence naming the hazard
-    or the safe act (``context_forbidden``)."""
+    or the safe act (``context_forbidden``), no ``catalogue`` hazard."""
     out = []
+    if f.catalogue is None:
+        out.append("no 'catalogue:' hazard (a v3 family names the catalogue hazard, with its real-world source, "
+                   "that it instantiates)")
     if f.unsafe and f.unsafe[0].rule in common.not_in_saferisks:
         out.append(f"unsafe[0]: rule {f.unsafe[0].rule!r} is a hazard of this simulator only (not_in_saferisks)")
     for c in f.contexts:
@@ -413,9 +421,35 @@ def load_seed_file(path: Path | str, rule_ids: Optional[Dict[str, str]] = None,
     return SeedFile(src, out, lines)
 
 
-def load_common(path: Path | str = COMMON_FILE) -> Common:
+def seed_set(name: str) -> Tuple[Path, Path]:
+    """The (common file, seeds folder) of a named seed set (:data:`SEED_SETS`)."""
+    if name not in SEED_SETS:
+        raise SafebealError(f"unknown seed set {name!r}; known: {sorted(SEED_SETS)}")
+    return SEED_SETS[name]
+
+
+def _read_common(path: Path | str, seen: Tuple[str, ...] = ()) -> Dict[str, Any]:
+    """A common file's keys, over those of the file it ``extends`` (a path relative to it), if any."""
     src = str(path)
-    raw = strip_lines(load_yaml_with_lines(path))
+    if src in seen:
+        raise SeedError(src, None, f"extends itself through {list(seen)}")
+    raw = load_yaml_with_lines(path)
+    if not isinstance(raw, dict):
+        raise SeedError(src, None, "expected a mapping")
+    raw = strip_lines(raw)
+    base = raw.pop("extends", None)
+    if base is None:
+        return raw
+    bp = Path(path).parent / str(base)
+    if not bp.is_file():
+        raise SeedError(src, None, f"extends {base!r}, which is not a file ({bp})")
+    return {**_read_common(bp, seen + (src,)), **raw}
+
+
+def load_common(path: Path | str = COMMON_FILE) -> Common:
+    """The generator's shared vocabulary; a file may ``extends: <path>`` another and override its keys."""
+    src = str(path)
+    raw = _read_common(path)
     need = ("bases", "names", "rooms", "openers", "contexts", "distractors", "distractor_destinations", "count",
             "rouge_threshold", "test_fraction")
     if not isinstance(raw, dict):
@@ -455,11 +489,11 @@ def default_rule_ids() -> Dict[str, str]:
 
 
 def load_seeds(paths: Optional[Sequence[Path | str]] = None, rule_ids: Optional[Dict[str, str]] = None,
-               common: Optional[Common] = None) -> List[HazardSeed]:
-    """Every family of the seed files (default: all shipped ones), in file then file order; with ``common``, each
-    also meets its label rules (:func:`label_problems`)."""
+               common: Optional[Common] = None, seeds: str = "v2") -> List[HazardSeed]:
+    """Every family of the seed files (default: those of the seed set ``seeds``, v2 the shipped one's), in file
+    then file order; with ``common``, each also meets its label rules (:func:`label_problems`)."""
     if paths is None:
-        paths = sorted(SEEDS_DIR.glob("*.yaml"))
+        paths = sorted(seed_set(seeds)[1].glob("*.yaml"))
     if rule_ids is None:
         rule_ids = default_rule_ids()
     fams: List[HazardSeed] = []
