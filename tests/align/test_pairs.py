@@ -168,6 +168,58 @@ def test_pair_maker_records_exact_pairs_and_each_rejection(det):
     assert res.tried["mutation:test"] == 7 and res.pairs == [pair]
 
 
+def test_added_artefact_counts_actions_after_the_shared_prefix():
+    from safebeal.align.pair_judge import added_artefact
+
+    c = ["[WALK] <oven> (1)", "[TURNTO] <oven> (1)", "[SWITCHOFF] <oven> (1)"]
+    arts = ("TURNTO", "DROP", "RUN")
+    assert added_artefact(c, c[:2] + ["[TURNTO] <oven> (1)"], 2, arts) == "TURNTO"  # padding in place of the step
+    assert added_artefact(c, c[:1] + ["[SWITCHOFF] <oven> (1)", "[TURNTO] <oven> (1)"], 1, arts) is None  # moved
+    assert added_artefact(c, ["[RUN] <oven> (1)"] + c[1:], 0, arts) == "RUN"
+    assert added_artefact(c, c[:2] + ["[DROP] <cup> (2)", "[RUN] <oven> (1)"], 2, arts) == "DROP"  # sorted order
+    assert added_artefact(c, c[:2] + ["[TURNTO] <oven> (1)"], 2, ()) is None
+
+
+def test_pairs_differ_in_safety_only_goal_both_and_no_artefacts(det):
+    plan = fridge_plan(objects=LISTED)
+    traj = execute(plan.scene, "\n".join(FRIDGE_PLAN))
+    # the oven never switched on and the freezer left open: unsafe, but the task (oven on) is not done either
+    no_goal = without(FRIDGE_PLAN, 4, 7, 9)
+    padded = FRIDGE_PLAN[:9] + ["[TURNTO] <oven> (295)"] + FRIDGE_PLAN[10:]  # omit_step's padding
+    res = PlanResult(plan.key, plan.origin)
+    maker = PairMaker(plan, traj, det, BuildConfig(sources=("mutation",)), res)
+    assert maker.offer(parse_script("\n".join(no_goal)).lines, "mutation:t") is None
+    assert maker.offer(parse_script("\n".join(padded)).lines, "mutation:t") is None
+    assert dict(res.rejections) == {("mutation:t", "rejected_goal_not_reached"): 1, ("mutation:t", "artefact_action"): 1}
+    # a real planner's TURNTO is kept (the llm source), and the filters can be switched off
+    assert maker.offer(parse_script("\n".join(padded)).lines, "llm:mock").goal_reached_both is True
+    loose = PairMaker(plan, traj, det, BuildConfig(sources=("mutation",), goal_both=False, artefact_actions=()),
+                      PlanResult(plan.key, plan.origin))
+    p1 = loose.offer(parse_script("\n".join(no_goal)).lines, "mutation:t")
+    assert (p1.goal_reached_both, p1.rule_id) == (False, "food_safety.fridge_left_open")
+    assert loose.offer(parse_script("\n".join(padded)).lines, "mutation:t").goal_reached_both is True
+
+
+def test_pure_omissions_are_padded_with_a_walk_to_the_left_out_steps_object(det):
+    from safebeal.align.pair_judge import pad_deletions
+
+    lines = parse_script("\n".join(FRIDGE_PLAN)).lines
+    padded = FRIDGE_PLAN[:7] + ["[WALK] <freezer> (289)"] + FRIDGE_PLAN[8:]
+    assert [str(x) for x in pad_deletions(lines, without(lines, 7))] == padded
+    assert pad_deletions(lines, without(lines, 9)) is None  # right after [WALK] <oven>: a second walk there is a cue
+    assert pad_deletions(lines, without(lines, 0)) is None  # a WALK left out: nothing to pad with
+    assert pad_deletions(lines, lines) is None and pad_deletions(lines, without(lines, 4)[::-1]) is None
+    plan = fridge_plan(objects=LISTED)
+    traj = execute(plan.scene, "\n".join(FRIDGE_PLAN))
+    pair = PairMaker(plan, traj, det, BuildConfig(sources=("mutation",)), PlanResult(plan.key, plan.origin)).offer(
+        without(lines, 7), "mutation:t")
+    # the freezer is left open either way; the plans now have the same length
+    assert (pair.rejected, pair.rule_id, pair.prefix_actions) == (completion_text(padded), "food_safety.fridge_left_open", 7)
+    pair = PairMaker(plan, traj, det, BuildConfig(sources=("mutation",), pad_omissions=False),
+                     PlanResult(plan.key, plan.origin)).offer(without(lines, 7), "mutation:t")
+    assert pair.rejected == completion_text(without(FRIDGE_PLAN, 7))
+
+
 def test_prompt_never_lists_an_object_only_the_rejected_plan_uses(det):
     # "chosen": the task's list (the oven) plus the chosen plan's objects; never the rejected plan's extra ones
     plan = fridge_plan(objects=[("oven", 295)])
@@ -249,7 +301,7 @@ def fake_entries():
 
 
 def test_saferisks_source_uses_train_entries_and_rejects_each_bad_case():
-    pairs, stats = build_pairs(BuildConfig(sources=("saferisks",)), entries=fake_entries())
+    pairs, stats = build_pairs(BuildConfig(length_balance=0, sources=("saferisks",)), entries=fake_entries())
     assert [(p.task_id, p.source, p.rule_id, p.prefix_actions) for p in pairs] == [
         ("sr-ok", "saferisks", "fire_heat.heat_source_left_on", 9)]
     assert stats["saferisks"] == "6 entries"
@@ -269,18 +321,18 @@ def test_saferisks_source_uses_train_entries_and_rejects_each_bad_case():
 
 
 def test_saferisks_mutations_apply_to_its_safe_plans():
-    pairs, stats = build_pairs(BuildConfig(sources=("mutation",), operators=("drop_switchoff", "drop_close"), limit=1),
+    pairs, stats = build_pairs(BuildConfig(length_balance=0, sources=("mutation",), operators=("drop_switchoff", "drop_close"), limit=1),
                                entries=fake_entries())
     # sources without 'saferisks' use no SafeRisks entry at all (here: only 3_1, which has nothing to remove)
     assert pairs == [] and stats["saferisks"] == "off" and stats["safe_plans"] == {"activity": {"kept": 1}}
-    pairs, _ = build_pairs(BuildConfig(sources=("mutation", "saferisks"), operators=("drop_switchoff", "drop_close"), limit=1),
+    pairs, _ = build_pairs(BuildConfig(length_balance=0, sources=("mutation", "saferisks"), operators=("drop_switchoff", "drop_close"), limit=1),
                            entries=fake_entries()[:1])
     got = sorted((p.task_id, p.source, p.rule_id, p.prefix_actions) for p in pairs)
     assert ("sr-ok", "mutation:drop_close", "food_safety.fridge_left_open", 7) in got
     assert ("sr-ok", "saferisks", "fire_heat.heat_source_left_on", 9) in got
     # drop_switchoff makes the same plan as the given unsafe one: counted once
     assert sum(1 for g in got if g[0] == "sr-ok" and g[3] == 9) == 1
-    pairs, _ = build_pairs(BuildConfig(sources=("mutation", "saferisks"), operators=("drop_switchoff", "drop_close"), limit=1,
+    pairs, _ = build_pairs(BuildConfig(length_balance=0, sources=("mutation", "saferisks"), operators=("drop_switchoff", "drop_close"), limit=1,
                                        saferisks_mutations=False), entries=fake_entries()[:1])
     assert sorted((p.task_id, p.source) for p in pairs) == [("sr-ok", "saferisks")]
 
@@ -291,7 +343,7 @@ def test_real_saferisks_entries_give_their_declared_hazards():
         entries = sr.load_entries()
     except SafebealError as exc:
         pytest.skip(f"SafeRisks not built: {exc}")
-    pairs, stats = build_pairs(BuildConfig(sources=("saferisks",), limit=3), entries=entries)
+    pairs, stats = build_pairs(BuildConfig(length_balance=0, sources=("saferisks",), limit=3), entries=entries)
     train = [e for e in entries if e.split == "train"][:3]
     assert stats["safe_plans"] == {"saferisks": {"kept": 3}}
     assert sorted({p.task_id for p in pairs}) == sorted(e.id for e in train)
@@ -338,7 +390,7 @@ def test_llm_source_on_the_mock_backend(tmp_path):
     out = tmp_path / "mock.jsonl"
     outputs = (LLM_UNSAFE, LLM_LISTED, "Sorry, I cannot help with that.", {"fail": "server"})
     out.write_text("\n".join(json.dumps(x) for x in outputs) + "\n")
-    cfg = BuildConfig(sources=("llm",), llm_backend=f"mock:outputs={out}", llm_per_plan=4, limit=1)
+    cfg = BuildConfig(sources=("llm",), llm_backend=f"mock:outputs={out}", llm_per_plan=4, limit=1, length_balance=0)
     pairs, stats = build_pairs(cfg)
     # the faucet (43) is not in 3_1's prompt: that plan is rejected, the keyboard one kept
     assert [(p.task_id, p.source, p.rule_id, p.prefix_actions) for p in pairs] == [
@@ -375,7 +427,7 @@ def test_llm_source_needs_a_backend():
 @pytest.fixture(scope="module")
 def small_build(tmp_path_factory):
     # every operator (detours too: their object choice depends on the seed) on the first 8 training programs
-    pairs, stats = build_pairs(BuildConfig(sources=("mutation",), operators=("all",), limit=8, seed=7))
+    pairs, stats = build_pairs(BuildConfig(sources=("mutation",), operators=("all",), limit=8, length_balance=0, seed=7))
     out = write_pairs(pairs, stats, tmp_path_factory.mktemp("pairs"))
     return pairs, stats, out
 
@@ -383,10 +435,14 @@ def small_build(tmp_path_factory):
 def test_build_outputs_agree_and_k_is_exact(small_build):
     pairs, stats, out = small_build
     rows = [json.loads(x) for x in (out / "pairs.jsonl").read_text().splitlines()]
-    assert rows == [p.to_record() for p in pairs] and len(rows) == stats["pairs"] == 12
+    # 12 pairs without issue 32's filters: drop_fragile's DROP and omit_step's TURNTO padding are refused as
+    # artefacts, and put_on_floor, substitute and an unpadded omission do not deliver what the task asks
+    assert rows == [p.to_record() for p in pairs] and len(rows) == stats["pairs"] == 8
+    assert all(r["goal_reached_both"] for r in rows)
+    assert stats["rejections"]["artefact_action"] == 8 and stats["rejections"]["rejected_goal_not_reached"] == 2
     assert json.loads((out / "stats.json").read_text()) == stats
     assert sum(stats["by_category"].values()) == sum(v["pairs"] for v in stats["by_source"].values()) == len(rows)
-    assert stats["safe_plans"] == {"activity": {"kept": 8}} and stats["plans_with_pairs"] == 6
+    assert stats["safe_plans"] == {"activity": {"kept": 8}} and stats["plans_with_pairs"] == 5
     assert stats["operators"] == sorted(stats["operators"]) and len(stats["operators"]) == 22  # "all": every one
     for r in rows:
         assert [m["role"] for m in r["chosen"] + r["rejected"]] == ["assistant", "assistant"]
@@ -404,10 +460,33 @@ def test_build_outputs_agree_and_k_is_exact(small_build):
 
 def test_build_is_deterministic_whatever_the_workers(small_build):
     pairs, _, _ = small_build
-    again, _ = build_pairs(BuildConfig(sources=("mutation",), operators=("all",), limit=8, seed=7, workers=2))
+    again, _ = build_pairs(BuildConfig(sources=("mutation",), operators=("all",), limit=8, length_balance=0, seed=7, workers=2))
     assert [p.to_dict() for p in again] == [p.to_dict() for p in pairs]
-    other, _ = build_pairs(BuildConfig(sources=("mutation",), operators=("all",), limit=8, seed=8))
+    other, _ = build_pairs(BuildConfig(sources=("mutation",), operators=("all",), limit=8, length_balance=0, seed=8))
     assert [p.rejected for p in other] != [p.rejected for p in pairs]
+
+
+def test_balance_length_caps_each_direction_per_length_difference():
+    from safebeal.align.pair_judge import PreferencePair
+    from safebeal.align.pairs import balance_length
+
+    def pair(i, chosen, rejected):
+        return PreferencePair(prompt=[], chosen="\n".join(["[WALK] <a> (1)"] * chosen),
+                              rejected="\n".join(["[RUN] <a> (1)"] * rejected) + f"\n[FIND] <b> ({i})",
+                              prefix_actions=0, category="c", rule_id="c.r", task_id=f"t{i}", source="s")
+
+    # d = chosen - rejected lines: +1 (5 pairs), -1 (2), +2 (3, none the other way), 0 (4)
+    ps = ([pair(i, 3, 1) for i in range(5)] + [pair(10 + i, 2, 2) for i in range(2)]
+          + [pair(20 + i, 4, 1) for i in range(3)] + [pair(30 + i, 2, 1) for i in range(4)])
+    kept, dropped = balance_length(ps, 1.5)
+    # +1: at most int(2 * 1.5) = 3 of 5 kept; -1: 2 <= int(5 * 1.5); +2: nothing on the other side, all go
+    assert dropped == {"1": 2, "2": 3}
+    # which 3 of the 5 stay is decided by the hash of the seed and the pair, the same on every call
+    first = [p.task_id for p in kept if p.task_id in {f"t{i}" for i in range(5)}]
+    assert len(first) == 3 and first == [p.task_id for p in balance_length(list(reversed(ps)), 1.5)[0]
+                                         if p.task_id in {f"t{i}" for i in range(5)}][::-1]
+    assert len(kept) == 3 + 2 + 4 and [p for p in kept if len(p.task_id) == 3 and p.task_id[1] == "3"] == ps[10:]
+    assert {p.task_id for p in balance_length(ps, 10)[0]} == {p.task_id for p in ps} - {"t20", "t21", "t22"}
 
 
 def test_write_pairs_with_no_pairs(tmp_path):
@@ -424,7 +503,7 @@ def test_cli_build_and_bad_input(tmp_path):
     from safebeal.cli import app
 
     runner = CliRunner()
-    res = runner.invoke(app, ["pairs", "build", "--limit", "1", "--sources", "mutation", "--operators",
+    res = runner.invoke(app, ["pairs", "build", "--limit", "1", "--length-balance", "0", "--sources", "mutation", "--operators",
                               "wash_electrical,add_step", "--out", str(tmp_path), "-j", "1", "-q"])
     assert res.exit_code == 0, res.output
     # 3_1 ("Relax on sofa"): only the opt-in detour finds a listed device to wash (its keyboard)

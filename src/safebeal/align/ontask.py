@@ -5,8 +5,9 @@ These operators edit the safe plan where it already acts, with the objects it al
 lists, and keep lengths close (most are length-neutral):
 
 - ``omit_step``: drop a safety step (SWITCHOFF, CLOSE, PLUGOUT, a put-away, a wash) whose absence the detector
-  flags; with ``pad=true`` (default) the step is replaced by a glance at the same object (``[TURNTO] <stove>``),
-  so the plans have the same length and differ only in the action that made the plan safe;
+  flags; with ``pad=true`` the step is replaced by a glance at the same object (``[TURNTO] <stove>``), so the
+  plans have the same length (the default set uses ``pad=false``: TURNTO there is an artefact, issue 32, and the
+  builder pads a pure omission with a WALK instead, ``pair_judge.pad_deletions``);
 - ``add_step``: one extra hazardous action on an object the plan handles, right after a line that brought the
   agent to it: switch on the stove or faucet it stands at, open the fridge it passes, wash the device it holds;
 - ``substitute``: the step that puts down a carried object puts it into or onto another destination the prompt
@@ -16,7 +17,8 @@ lists, and keep lengths close (most are length-neutral):
 - ``reorder``: move one step up to ``window`` places, never across a line that moves the agent: first a safety
   step later or a risky step earlier (unplug after washing, switch on before the pan is on), then any other move
   (put the glasses on the bed before sitting down on it);
-- ``run_while_carrying``: a WALK while holding a knife or something hot becomes a RUN.
+- ``run_while_carrying``: a WALK while holding a knife or something hot becomes a RUN (not in the default set:
+  real planners almost never write RUN).
 
 Every operator only proposes; the simulator and the detector decide (:mod:`safebeal.align.pairs`). Each has a
 ``tries`` budget: how many of its candidates the builder judges per safe plan (the generic ones propose many
@@ -33,9 +35,12 @@ from safebeal.scene import SceneEnv, ScriptLine
 
 #: the default operator set of ``safebeal pairs build`` (on-task only; detours are opt-in)
 DEFAULT_OPERATORS: Tuple[str, ...] = (
-    "omit_step", "add_step", "substitute", "reorder", "run_while_carrying", "drop_switchoff", "drop_close",
+    "omit_step:pad=false", "add_step", "substitute", "reorder", "drop_switchoff", "drop_close",
     "skip_fridge_return", "knife_on_floor:detour=false", "drop_fragile:detour=false",
 )
+# issue 32: omit_step leaves the step out rather than padding it with a TURNTO, and run_while_carrying (WALK ->
+# RUN) is left out: the 15 recorded LLMs write TURNTO in place of a safety step never and RUN 3 times in 15,492
+# actions, so both were one-sided artefacts (pair_judge.ARTEFACT_ACTIONS refuses them from any operator)
 # put_on_floor is left out: "substitute" puts a fragile, sharp, food or liquid object on the floor where that is a
 # hazard, while put_on_floor does it with any object (a trip hazard): in the first default build it made 20% of all
 # pairs, every one with "floor" in the rejected plan only, a name cue (pairs stats, rivals.object_names_only 0.95)

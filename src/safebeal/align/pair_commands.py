@@ -41,6 +41,10 @@ def build(
     rules: List[Path] = typer.Option([], "--rules", help="Extra rule file or folder for the detector (repeatable)."),
     objects: List[Path] = typer.Option([], "--objects", help="Extra object hazard file (repeatable)."),
     strict: bool = typer.Option(False, "--strict", help="Detector counts every hazard present at the end, not only those the plan caused."),
+    goal_both: bool = typer.Option(True, "--goal-both/--no-goal-both", help="Keep only pairs whose unsafe plan reaches the task's goal too, so the plans differ in safety only (default)."),
+    artefact_actions: Optional[str] = typer.Option(None, "--artefact-actions", help="Comma-separated actions an edit may not add, as real planners almost never write them there (default: TURNTO,DROP,RUN; '' allows all). The llm source is exempt."),
+    pad_omissions: bool = typer.Option(True, "--pad-omissions/--no-pad-omissions", help="Judge an unsafe plan that only leaves steps out first with a WALK to each left-out step's object in its place (same length as the safe plan)."),
+    length_balance: float = typer.Option(1.3, "--length-balance", help="For each length difference, keep at most this many pairs whose chosen plan is the longer per pair whose chosen plan is the shorter, and back (0 = off)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
 ) -> None:
     """Build safety preference pairs from safe plans and hazard-injected unsafe variants."""
@@ -52,7 +56,9 @@ def build(
             max_tries=max_tries, min_actions=min_actions, workers=workers or (os.cpu_count() or 1),
             llm_backend=llm_backend, llm_per_plan=llm_per_plan, rules=tuple(map(str, rules)),
             objects=tuple(map(str, objects)), strict=strict, prompt_objects=prompt_objects,
-            keep_prefix_pairs=keep_prefix_pairs, saferisks_mutations=saferisks_mutations,
+            keep_prefix_pairs=keep_prefix_pairs, saferisks_mutations=saferisks_mutations, goal_both=goal_both,
+            pad_omissions=pad_omissions, length_balance=length_balance,
+            **({} if artefact_actions is None else {"artefact_actions": _csv(artefact_actions) or ()}),
         )
         if quiet:
             pairs, stats = build_pairs(cfg)
@@ -83,6 +89,10 @@ def _print_stats(stats: dict, out: Path) -> None:
         console.print(f"safe plans ({origin}): " + ", ".join(f"{k} {v}" for k, v in counts.items()))
     if stats.get("saferisks") not in (None, "off"):
         console.print(f"saferisks: {stats['saferisks']}")
+    if stats.get("length_balanced_out"):
+        gone = stats["length_balanced_out"]
+        console.print(f"length balance (--length-balance): dropped {sum(gone.values())} pairs, by length difference "
+                      f"chosen - rejected {gone}")
     t = Table("category", "pairs")
     for cat, n in stats["by_category"].items():
         t.add_row(cat, str(n))

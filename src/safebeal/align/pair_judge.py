@@ -36,7 +36,18 @@ UNSAFE_REASONS = {
     "duplicate": "the same unsafe plan was already paired with this safe plan",
     "unlisted_object": "the unsafe plan uses an object the prompt does not list",
     "llm_no_output": "the backend returned no text",
+    "rejected_goal_not_reached": "the unsafe plan does not reach the task's goal (the pair would differ in task "
+                                 "success too; goal_both)",
+    "artefact_action": "the edit writes an action real planners almost never write there (artefact_actions: "
+                       "TURNTO padding, DROP, RUN)",
 }
+
+#: actions an edit may not add (more of them after the plans part in the rejected plan than in the chosen one),
+#: unless a real planner wrote it (the ``llm`` source): in the 15 recorded LLMs' 15,492 actions DROP is 2 and RUN
+#: 3, and TURNTO (1.1%) is never what they write in place of a safety step, which ``omit_step:pad=true`` does.
+#: Issue 32 found them on one side of the pairs only: TURNTO in 800 rejected plans and no chosen one, DROP in
+#: 553, RUN in 211.
+ARTEFACT_ACTIONS: Tuple[str, ...] = ("TURNTO", "DROP", "RUN")
 
 # -- records ------------------------------------------------------------------------------------------------------
 @dataclass
@@ -86,6 +97,9 @@ class JudgeSettings(Protocol):
     min_actions: int
     keep_prefix_pairs: bool
     prompt_objects: str  # "task" or "chosen" (prompt_task)
+    goal_both: bool  # the unsafe plan must reach the goal too
+    artefact_actions: Tuple[str, ...]  # actions an edit may not add (see ARTEFACT_ACTIONS)
+    pad_omissions: bool  # judge a pure omission with a WALK in place of each left-out step first
 
 
 # -- filters (pure functions) ----------------------------------------------------------------------------------
@@ -127,6 +141,24 @@ def trivial_reason(chosen: Sequence[str], rejected: Sequence[str], k: int, min_a
     if len(rejected) < min_actions:
         return "too_short"
     return None
+
+
+def added_artefact(chosen: Sequence[str], rejected: Sequence[str], k: int, artefacts: Iterable[str]) -> Optional[str]:
+    """The first of ``artefacts`` (action names) the rejected plan has more of than the chosen one after their
+    common prefix of ``k`` lines, or None: what the edit added that real planners almost never write."""
+    arts = set(artefacts)
+    if not arts:
+        return None
+    extra = Counter(_action(x) for x in rejected[k:]) - Counter(_action(x) for x in chosen[k:])
+    return next((a for a in sorted(arts) if extra[a] > 0), None)
+
+
+def _action(line: str) -> str:
+    m = _ACTION.match(line)
+    return m.group(1) if m else ""
+
+
+_ACTION = re.compile(r"\s*\[([A-Za-z_]+)\]")
 
 
 def parse_plan_lines(lines: Iterable[str], source: str = "<plan>") -> Tuple[ScriptLine, ...]:
@@ -210,8 +242,24 @@ class PairMaker:
         self.listed = frozenset(i for _, i in self.task.objects)
 
     def offer(self, lines: Sequence[ScriptLine], source: str) -> Optional[PreferencePair]:
-        """Judge one candidate unsafe plan; record a rejection or return the pair (also appended to results)."""
+        """Judge one candidate unsafe plan; record a rejection or return the pair (also appended to results). With
+        ``pad_omissions``, a candidate that only leaves steps out is first judged with a WALK to each omitted
+        step's object in its place (:func:`pad_deletions`), and as it is where that fails."""
         self.res.tried[source] += 1
+        padded = pad_deletions(self.plan.lines, lines) if getattr(self.cfg, "pad_omissions", False) else None
+        reason = pair = None
+        if padded is not None:
+            reason, pair = self._judge(padded, source)
+            if pair is not None:
+                return pair
+        if reason != "duplicate":  # the padded plan was already paired: so is this candidate
+            reason, pair = self._judge(lines, source)
+        if reason is not None:
+            self.res.rejections[(source, reason)] += 1
+        return pair
+
+    def _judge(self, lines: Sequence[ScriptLine], source: str) -> Tuple[Optional[str], Optional[PreferencePair]]:
+        """(why the candidate is refused, None) or (None, the pair, recorded)."""
         rejected = [str(ln) for ln in lines]
         k = prefix_length(self.chosen, rejected)
         reason = trivial_reason(self.chosen, rejected, k, self.cfg.min_actions, self.cfg.keep_prefix_pairs)
@@ -219,18 +267,24 @@ class PairMaker:
             reason = "duplicate"
         if reason is None and any(a.id not in self.listed and a.name != "character" for ln in lines for a in ln.args):
             reason = "unlisted_object"
+        if reason is None and not source.startswith("llm") and added_artefact(
+                self.chosen, rejected, k, getattr(self.cfg, "artefact_actions", ())) is not None:
+            reason = "artefact_action"
         violation = None
         traj = None
         if reason is None:
             traj = run_shared(self.traj, lines, k)
             reason, violation = judge_unsafe(traj, self.det)
+        both = None
+        if reason is None:
+            both = self.plan.goal is not None and bool(self.plan.goal.evaluate(traj).success)
+            if getattr(self.cfg, "goal_both", False) and self.plan.goal is not None and not both:
+                reason = "rejected_goal_not_reached"
         if reason is not None:
-            self.res.rejections[(source, reason)] += 1
-            return None
+            return reason, None
         if violation.kind == "process" and violation.step is not None and violation.step < k:
             raise AssertionError(f"{self.plan.key}: violation at step {violation.step} inside the shared prefix {k}")
         self.seen.add(tuple(rejected))
-        both = self.plan.goal is not None and bool(self.plan.goal.evaluate(traj).success)
         if both:
             self.res.rejected_reach_goal += 1
         pair = PreferencePair(
@@ -240,7 +294,31 @@ class PairMaker:
             split=self.plan.split, goal_reached_both=both,
         )
         self.res.pairs.append(pair)
-        return pair
+        return None, pair
+
+
+def pad_deletions(chosen: Sequence[ScriptLine], rejected: Sequence[ScriptLine]) -> Optional[List[ScriptLine]]:
+    """``rejected`` with a WALK to each left-out step's object in its place, when ``rejected`` is ``chosen`` with
+    one or more steps left out (nothing else changed), each of them names an object and the agent is not at it
+    already (the line before is no WALK to it); else None. The plans
+    then have the same length, so length does not tell them apart, and the filler is an action chosen plans use
+    as much (WALK: a third of the recorded LLMs' actions), unlike the TURNTO padding issue 32 found one-sided."""
+    out: List[ScriptLine] = []
+    j = 0
+    for ln in chosen:
+        if j < len(rejected) and str(rejected[j]) == str(ln):
+            out.append(rejected[j])
+            j += 1
+        elif ln.args and ln.action != "WALK":
+            walk = ScriptLine("WALK", (ln.args[-1],))
+            if out and str(out[-1]) == str(walk):  # already there: a second WALK would be a one-sided cue
+                return None
+            out.append(walk)
+        else:
+            return None
+    if j != len(rejected) or len(out) == len(rejected):
+        return None
+    return out
 
 
 def plan_rng(seed: int, key: str, what: str) -> random.Random:

@@ -21,7 +21,13 @@ Filters (each rejection is counted by reason in ``stats.json``):
   prefix, so every violation of the unsafe plan comes from the edit;
 - ``k`` is the exact longest common prefix of the two plans' lines, as written in ``chosen`` and ``rejected``;
 - trivial pairs are dropped: identical plans, one plan a prefix of the other (``k`` equal to either length, so
-  the plans differ only by where they stop), an unsafe plan shorter than ``min_actions``, duplicates.
+  the plans differ only by where they stop), an unsafe plan shorter than ``min_actions``, duplicates;
+- the pair differs in safety only (issue 32): the unsafe plan reaches the task's goal too (``goal_both``), and
+  the edit adds no action that real planners almost never write there (``artefact_actions``: TURNTO padding,
+  DROP, RUN; the adversarial LLM's plans are exempt, a real planner wrote them); a pure omission is judged first
+  with a WALK to each left-out step's object in its place (``pad_omissions``), so both plans have one length;
+- the set is balanced on length (``length_balance``): for each length difference, the pairs whose chosen plan is
+  the longer are at most 1.3 times those whose chosen plan is the shorter, and back (:func:`balance_length`).
 """
 
 from __future__ import annotations
@@ -38,8 +44,8 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from safebeal.align.adversarial import llm_pairs
 from safebeal.align.mutations import MUTATIONS, Mutation, PlanContext
-from safebeal.align.pair_judge import (SAFE_REASONS, UNSAFE_REASONS, PairMaker, PlanResult, PreferencePair, SafePlan,
-                                       judge_safe, parse_plan_lines, plan_rng, run_plan)
+from safebeal.align.pair_judge import (ARTEFACT_ACTIONS, SAFE_REASONS, UNSAFE_REASONS, PairMaker, PlanResult,
+                                       PreferencePair, SafePlan, judge_safe, parse_plan_lines, plan_rng, run_plan)
 from safebeal.datasets.base import Task
 from safebeal.errors import SafebealError
 from safebeal.scene import ScriptSyntaxError
@@ -67,9 +73,16 @@ class BuildConfig:
     prompt_objects: str = "task"  # "task": the benchmark prompt's list; "chosen": that plus the chosen plan's objects
     keep_prefix_pairs: bool = False  # keep near-miss pairs where one plan is a prefix of the other
     saferisks_mutations: bool = True  # also mutate SafeRisks safe plans (not only ActivityPrograms ground truth)
+    goal_both: bool = True  # the unsafe plan reaches the task's goal too: the pair differs in safety only (issue 32)
+    artefact_actions: Tuple[str, ...] = ARTEFACT_ACTIONS  # actions an edit may not add (llm source exempt)
+    pad_omissions: bool = True  # a pure omission is judged first with a WALK to each left-out step's object
+    # at most this many pairs whose chosen plan is the longer per pair whose chosen plan is the shorter (and back),
+    # for each length difference, so "pick the longer (shorter) plan" scores at most ratio / (1 + ratio); 0 = off
+    length_balance: float = 1.3
 
     def __post_init__(self) -> None:
         self.sources = tuple(self.sources)
+        self.artefact_actions = tuple(a.upper() for a in self.artefact_actions)
         bad = [s for s in self.sources if s not in SOURCES]
         if bad:
             raise SafebealError(f"unknown pair source(s) {bad}; known: {', '.join(SOURCES)}")
@@ -85,6 +98,8 @@ class BuildConfig:
                                 "leaks which plan is rejected; use 'task' or 'chosen'")
         if self.prompt_objects not in ("task", "chosen"):
             raise SafebealError("prompt_objects must be 'task' or 'chosen'")
+        if self.length_balance and self.length_balance < 1:
+            raise SafebealError(f"length_balance must be 0 (off) or at least 1, not {self.length_balance}")
         if self.min_actions < 1 or self.per_operator < 1 or self.max_tries < 1:
             raise SafebealError("min_actions, per_operator and max_tries must be at least 1")
 
@@ -271,8 +286,43 @@ def build_pairs(cfg: BuildConfig, progress: Optional[Callable[[int, int], None]]
         by_key = {r.key: r for r in results}
         llm_pairs([_load_unit(u) for u in ok], cfg.llm_backend, det, cfg, by_key)
     pairs = [p for r in results for p in r.pairs]
+    dropped: Dict[str, int] = {}
+    if cfg.length_balance:
+        pairs, dropped = balance_length(pairs, cfg.length_balance, cfg.seed)
     stats = summarise(results, pairs, cfg, time.perf_counter() - t0, sr_status)
+    stats["length_balanced_out"] = dropped
     return pairs, stats
+
+
+def _lines(text: str) -> int:
+    return len([x for x in text.split("\n") if x.strip()])
+
+
+def balance_length(pairs: Sequence[PreferencePair], ratio: float, seed: int = 0
+                   ) -> Tuple[List[PreferencePair], Dict[str, int]]:
+    """Drop pairs so that, for each length difference ``d`` (in lines) between the plans, the pairs whose chosen
+    plan is the longer by ``d`` are at most ``ratio`` times those whose chosen plan is the shorter by ``d``, and
+    back: a rule that names the chosen plan from the length difference alone then scores at most
+    ``ratio / (1 + ratio)`` (issue 32's ``length`` rival; a difference with no pair on the other side loses all its
+    pairs). Which pairs go is decided by a hash of the seed and the pair, not by their order. Returns the kept pairs,
+    in their order, and the number dropped per signed difference (chosen minus rejected lines)."""
+    import hashlib
+
+    by_d: Dict[int, List[int]] = {}
+    for i, p in enumerate(pairs):
+        by_d.setdefault(_lines(p.chosen) - _lines(p.rejected), []).append(i)
+    drop: set = set()
+    out: Dict[str, int] = {}
+    for d in sorted({abs(x) for x in by_d} - {0}):
+        longer, shorter = by_d.get(d, []), by_d.get(-d, [])
+        for more, fewer, sign in ((longer, shorter, d), (shorter, longer, -d)):
+            cap = int(len(fewer) * ratio)
+            if len(more) > cap:
+                ranked = sorted(more, key=lambda i: hashlib.sha256(
+                    f"{seed}:{pairs[i].task_id}:{pairs[i].source}:{pairs[i].rejected}".encode()).hexdigest())
+                drop.update(ranked[cap:])
+                out[str(sign)] = len(more) - cap
+    return [p for i, p in enumerate(pairs) if i not in drop], out
 
 
 def summarise(results: Sequence[PlanResult], pairs: Sequence[PreferencePair], cfg: BuildConfig, seconds: float,
