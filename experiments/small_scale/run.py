@@ -35,6 +35,9 @@ def main(argv=None) -> int:
     ap.add_argument("--fresh", action="store_true", help="delete <out>/work first (no resuming)")
     ap.add_argument("--report-only", action="store_true",
                     help="rewrite tables, plots and summary.md from <out>/results.json (no training or evaluation)")
+    ap.add_argument("--from-samples", action="store_true",
+                    help="with --report-only: recompute every unit's evaluation from the kept per-episode samples "
+                         "(<out>/samples/) first; exit 1 if a value differs from results.json")
     args = ap.parse_args(argv)
 
     from safebeal.errors import SafebealError
@@ -58,10 +61,15 @@ def main(argv=None) -> int:
             shutil.rmtree(Path(out) / "work")
         log(f"study {settings.name!r} ({config}) -> {out}")
         study = Study(settings, out, smoke=args.smoke)
-        doc = study.report_only(settings.seeds) if args.report_only else study.run(settings.seeds)
+        if args.from_samples and not args.report_only:
+            raise SafebealError("--from-samples goes with --report-only")
+        doc = (study.report_only(settings.seeds, from_samples=args.from_samples) if args.report_only
+               else study.run(settings.seeds))
     except SafebealError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    if args.from_samples and study.sample_mismatches:
+        return 1
     chk = doc["checks"]
     log(f"results: {out}/summary.md, table1.json, table2.json, checks.json, *.png")
     return exit_status(chk, smoke=args.smoke)

@@ -133,6 +133,38 @@ def test_pairs_and_benchmark_use_the_compact_prompt(smoke):
     assert pc["template"] == "compact" and pc["generation"]["max_tokens"] == 48 and pc["backend"]["device"] == "cpu"
 
 
+def test_every_units_samples_are_kept_and_rebuild_the_tables(smoke, tmp_path):
+    """Issue 32, item 4: each unit's per-episode samples are kept beside the tables (gzip, byte-stable), and
+    ``--report-only --from-samples`` recomputes every evaluation row from them: equal to results.json."""
+    import gzip
+    import shutil
+
+    out, _ = smoke
+    results = load(out, "results.json")
+    for r in results["units"]:
+        name = r["unit"]["name"]
+        for ds in r["unit"]["datasets"]:
+            kept = out / "samples" / name / f"{ds}.jsonl.gz"
+            src = out / "work" / "units" / name / "bench" / ds / "samples.jsonl"
+            assert gzip.decompress(kept.read_bytes()) == src.read_bytes(), kept
+    # a copy without the work folder (what a reader gets): the tables come back from the samples alone
+    copy = tmp_path / "copy"
+    shutil.copytree(out, copy, ignore=shutil.ignore_patterns("work"))
+    before = (copy / "table1.json").read_text()
+    proc = run_study("--smoke", "--out", str(copy), "--report-only", "--from-samples")
+    assert "every value equal to results.json" in proc.stdout + proc.stderr
+    assert (copy / "table1.json").read_text() == before
+    # a changed sample is found and named, and the exit is 1
+    unit = results["units"][-1]["unit"]
+    f = copy / "samples" / unit["name"] / f"{unit['datasets'][0]}.jsonl.gz"
+    lines = gzip.decompress(f.read_bytes()).decode().splitlines()
+    f.write_bytes(gzip.compress(("\n".join(lines[1:]) + "\n").encode()))
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    bad = subprocess.run([sys.executable, str(RUN), "--smoke", "--out", str(copy), "--report-only", "--from-samples"],
+                         cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
+    assert bad.returncode == 1 and f"{unit['name']} {unit['datasets'][0]} n: recorded" in bad.stdout + bad.stderr
+
+
 CONFIG_B = ROOT / "experiments" / "small_scale" / "configs" / "study_b_smoke.yaml"
 
 

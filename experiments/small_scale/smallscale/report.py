@@ -303,18 +303,31 @@ def parse_failure_kinds(episodes: Iterable[Dict[str, Any]]) -> Dict[str, int]:
     return out
 
 
-def parse_failures(work: Path, results: Sequence[Dict[str, Any]], datasets: Sequence[str]) -> Dict[str, Any]:
-    """``{method label: {dataset: {last_line, mid_plan}}}``, means over the seeds, read from the benchmark runs
-    kept in ``<work>/units/<unit>/bench/<dataset>/samples.jsonl`` (empty when they are gone)."""
+def parse_failures(work: Path, results: Sequence[Dict[str, Any]], datasets: Sequence[str],
+                   kept: Optional[Path] = None) -> Dict[str, Any]:
+    """``{method label: {dataset: {last_line, mid_plan}}}``, means over the seeds, read from each unit's kept
+    samples (``kept/<unit>/<dataset>.jsonl.gz``), else from the benchmark runs in
+    ``<work>/units/<unit>/bench/<dataset>/samples.jsonl`` (empty when both are gone)."""
+    import gzip
+    import json
+
     from safebeal.jsonl import iter_jsonl
+
+    def rows(unit: str, ds: str):
+        gz = kept / unit / f"{ds}.jsonl.gz" if kept is not None else None
+        if gz is not None and gz.is_file():
+            with gzip.open(gz, "rt") as f:
+                return [json.loads(x) for x in f if x.strip()]
+        p = work / "units" / unit / "bench" / ds / "samples.jsonl"
+        return [row for _, row in iter_jsonl(p)] if p.is_file() else None
 
     out: Dict[str, Any] = {}
     for label, runs in _main_results(results).items():
         for ds in datasets:
-            paths = [work / "units" / r["unit"]["name"] / "bench" / ds / "samples.jsonl" for r in runs]
-            if not paths or not all(p.is_file() for p in paths):
+            got = [rows(r["unit"]["name"], ds) for r in runs]
+            if not got or any(g is None for g in got):
                 continue
-            counts = [parse_failure_kinds(row for _, row in iter_jsonl(p)) for p in paths]
+            counts = [parse_failure_kinds(g) for g in got]
             out.setdefault(label, {})[ds] = {k: statistics.fmean(c[k] for c in counts) for k in counts[0]}
     return out
 
@@ -490,7 +503,7 @@ def write_all(study: Any, results: Sequence[Dict[str, Any]], seeds: Sequence[int
     t2 = table2(results, sweep_sets)
     curves = train_curves(results, study.info["base"])
     chk = checks(results, curves)
-    pf = parse_failures(study.work, results, [d for d in datasets if d != UNSEEN])
+    pf = parse_failures(study.work, results, [d for d in datasets if d != UNSEEN], study.out / "samples")
     _dump(out / "table1.json", {"datasets": datasets, "seeds": list(seeds), "rows": t1, "parse_failures": pf})
     _dump(out / "table2.json", {"datasets": sweep_sets, "seeds": study.s.sweep.seeds, "rows": t2})
     _dump(out / "train_curves.json", curves)

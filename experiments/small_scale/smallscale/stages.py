@@ -172,19 +172,63 @@ def evaluate(model_dir: Path, datasets: Sequence[str], limit: int, max_new_token
 
 
 UNSEEN = "virtualhome-unseen"
+#: every unit's per-episode samples, kept beside the tables: ``<out>/samples/<unit>/<dataset>.jsonl.gz``
+SAMPLES = "samples"
 
 
 def unseen_subset(run_dir: Path) -> Dict[str, Any]:
     """The metrics of a virtualhome run restricted to the programs outside the ActivityPrograms training split
     (281 of the 342 tasks are training programs: same task, scene and ground truth as an SFT example)."""
-    from safebeal.bench.summary import summarize
     from safebeal.bench.rundir import RunDir
+
+    return _unseen(RunDir(run_dir).load())
+
+
+def _unseen(episodes: Sequence[Any]) -> Dict[str, Any]:
+    from safebeal.bench.summary import summarize
     from safebeal.datasets.activity_programs import split
 
     train = set(split()["train"])
-    eps = [e for e in RunDir(run_dir).load() if e.task_id not in train]
-    row = summarize(e.model_dump() for e in eps)
+    row = summarize(e.model_dump() for e in episodes if e.task_id not in train)
     return {k: row.get(k) for k in _SUMMARY_KEYS}
+
+
+def keep_samples(bench_root: Path, dest: Path, datasets: Sequence[str]) -> List[str]:
+    """Copy each dataset's ``samples.jsonl`` of a unit's benchmark runs to ``dest/<dataset>.jsonl.gz`` (gzip with
+    no name or time in its header, so the same samples give the same bytes); returns the datasets kept."""
+    import gzip
+
+    kept = []
+    for ds in datasets:
+        src = bench_root / ds / "samples.jsonl"
+        if not src.exists():
+            continue
+        dest.mkdir(parents=True, exist_ok=True)
+        with open(dest / f"{ds}.jsonl.gz", "wb") as raw, \
+                gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0, compresslevel=9) as f:
+            f.write(src.read_bytes())
+        kept.append(ds)
+    return kept
+
+
+def eval_from_samples(unit_samples: Path) -> Dict[str, Dict[str, Any]]:
+    """A unit's evaluation rows recomputed from its kept samples (``keep_samples``), as ``evaluate`` reports them
+    (without ``seconds``): ``{dataset: {metric: value}}``, with the unseen virtualhome subset."""
+    import gzip
+
+    from safebeal.bench.records import Episode
+    from safebeal.bench.summary import summarize
+
+    out: Dict[str, Dict[str, Any]] = {}
+    for f in sorted(unit_samples.glob("*.jsonl.gz")):
+        ds = f.name[: -len(".jsonl.gz")]
+        with gzip.open(f, "rt") as fh:
+            eps = [Episode.model_validate_json(line) for line in fh if line.strip()]
+        row = summarize(e.model_dump() for e in eps)
+        out[ds] = {k: row.get(k) for k in _SUMMARY_KEYS}
+        if ds == "virtualhome":
+            out[UNSEEN] = _unseen(eps)
+    return out
 
 
 # -- units: one model, trained (except the base) and evaluated ------------------------------------------
@@ -211,6 +255,8 @@ def run_unit(unit: Unit, ctx: Dict[str, Any]) -> Dict[str, Any]:
                   "code": ctx["code"]})
     done = read_done(udir / "result.json", key)
     if done is not None:
+        if ctx.get("samples_dir"):
+            keep_samples(udir / "bench", Path(ctx["samples_dir"]) / unit.name, unit.datasets)
         return {**done, "cached": True}
     t0 = time.perf_counter()
     udir.mkdir(parents=True, exist_ok=True)
@@ -228,6 +274,8 @@ def run_unit(unit: Unit, ctx: Dict[str, Any]) -> Dict[str, Any]:
                            ev["workers"], udir / "bench", udir / "eval.out", ev.get("samples"),
                            ctx.get("device", "cpu"), ev.get("grammar"))
     res["seconds"] = {"train": round(te - t0, 2), "eval": round(time.perf_counter() - te, 2)}
+    if ctx.get("samples_dir"):
+        keep_samples(udir / "bench", Path(ctx["samples_dir"]) / unit.name, unit.datasets)
     if unit.method is not None and not ctx["keep_models"]:
         for f in list(model_dir.glob("*.safetensors")) + list(model_dir.glob("adapter/*.safetensors")):
             f.unlink()
@@ -398,7 +446,7 @@ class Study:
         ev = self.s.eval
         ctx = {"work": str(self.work), "base_dir": str(self.work / "base"), "pairs": str(self.work / "data" / "pairs.jsonl"),
                "base_key": self.info["base"]["key"], "code": self.code, "keep_models": self.s.keep_models,
-               "device": self.s.device,
+               "device": self.s.device, "samples_dir": str(self.out / SAMPLES),
                "eval": {"limit": ev.limit, "max_new_tokens": ev.max_new_tokens, "batch_size": ev.batch_size,
                         "workers": ev.workers, "samples": dict(ev.samples),
                         # only when set, so that the caches of studies without it keep their keys
@@ -467,9 +515,11 @@ class Study:
         report.write_timings(self, results)
         return doc
 
-    def report_only(self, seeds: Sequence[int]) -> Dict[str, Any]:
+    def report_only(self, seeds: Sequence[int], from_samples: bool = False) -> Dict[str, Any]:
         """Rewrite the tables, plots and summary from ``results.json`` (no training, no evaluation); the wall
-        time shown stays the one in ``timings.json`` (the run that computed the results)."""
+        time shown stays the one in ``timings.json`` (the run that computed the results). ``from_samples``: every
+        unit's evaluation rows are first recomputed from its kept per-episode samples (``<out>/samples/``), and
+        each value that differs from ``results.json`` is logged (``self.sample_mismatches``)."""
         from . import report
 
         try:
@@ -478,9 +528,37 @@ class Study:
         except (FileNotFoundError, json.JSONDecodeError, KeyError) as exc:
             raise SafebealError(f"{self.out}: no complete results to report on ({exc}); run the study first") from None
         self.info = saved["info"]
+        if from_samples:
+            self.sample_mismatches = self._recompute_from_samples(saved["units"])
         doc = report.write_all(self, saved["units"], seeds)
         report.fill_wall_time(self)
         return doc
+
+
+    def _recompute_from_samples(self, units: List[Dict[str, Any]]) -> List[str]:
+        """Replace each unit's evaluation rows by those recomputed from its kept samples; returns one line per
+        value that differs from what the run recorded (none when the samples are the run's)."""
+        diffs: List[str] = []
+        rows = 0
+        for r in units:
+            name = r["unit"]["name"]
+            d = self.out / SAMPLES / name
+            if not d.is_dir():
+                raise SafebealError(f"{d}: no kept samples for unit {name!r}; rerun the study to keep them")
+            again = eval_from_samples(d)
+            for ds, row in r["eval"].items():
+                if ds not in again:
+                    raise SafebealError(f"{d}: no samples for dataset {ds!r} of unit {name!r}")
+                for k, v in again[ds].items():
+                    if json.loads(json.dumps(v)) != row.get(k):
+                        diffs.append(f"{name} {ds} {k}: recorded {row.get(k)!r}, from samples {v!r}")
+                row.update(json.loads(json.dumps(again[ds])))
+                rows += 1
+        log(f"recomputed {rows} evaluation rows of {len(units)} units from {self.out / SAMPLES}: "
+            + ("every value equal to results.json" if not diffs else f"{len(diffs)} values differ"))
+        for line in diffs[:20]:
+            log("  " + line)
+        return diffs
 
 
 def _f(x: Any) -> str:
