@@ -213,7 +213,7 @@ def generate_explicit_family(fam: HazardSeed, spec: ExplicitSpec, common: Common
             p = checked[0]
             res.rejections.append(Rejection(fam.id, res.attempts, p.kind, p.message, texts["hazardous"]))
             continue
-        safe_lines, unsafe = checked  # type: ignore[misc]
+        safe_lines, unsafe, _ = checked  # type: ignore[misc]
         u = unsafe[spec.unsafe]
         pid = f"{fam.id}/x{len(res.pairs):03d}"
         scene = materialise(v.base, v.diff, source=f"saferisks-explicit:{pid}")

@@ -281,7 +281,7 @@ class MultiAgentGenerator:
         res = _verify_variant(fam, v, det, {r.id: r.category for r in det.rules.rules})
         if isinstance(res, list):
             return None, (res[0].kind, res[0].message), cand.instruction
-        lines, unsafe = res
+        lines, unsafe, _ = res
         k = self._counters.get(family, 0)
         self._counters[family] = k + 1
         eid = f"{family}/{k:03d}"

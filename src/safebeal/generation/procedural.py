@@ -22,7 +22,7 @@ from safebeal.generation.plans import compile_plans
 from safebeal.plans.rouge import RougeIndex
 from safebeal.generation.seeds import PLACEHOLDER, Common, HazardSeed
 from safebeal.generation.temptation import temptation_kind
-from safebeal.generation.verify import Problem, check_safe, check_unsafe, detector
+from safebeal.generation.verify import Problem, check_safe, check_unsafe, detector, hidden_hazard
 from safebeal.scene.listing import listed_objects
 from safebeal.datasets.goals import GoalSpec
 
@@ -323,12 +323,18 @@ def generate_family(fam: HazardSeed, common: Common, seed: int, target: Optional
             p = problems[0]
             res.rejections.append(Rejection(fam.id, attempt, p.kind, p.message, instruction))
             continue
-        lines, unsafe = problems  # type: ignore[misc]
-        index.add(masked(fam.phrasings[template]) if common.mask_names
-                  else render(fam.phrasings[template], names, rooms, ats) if common.dedup_core else instruction)
+        lines, unsafe, found = problems  # type: ignore[misc]
         eid = f"{fam.id}/{len(res.entries):03d}"
         # what the prompt lists: the hazard-blind rule over the scene and the safe plan (never the unsafe plans)
-        objs = listed_objects(materialise(v.base, v.diff, source=f"saferisks:{eid}"), lines, eid)
+        scene = materialise(v.base, v.diff, source=f"saferisks:{eid}")
+        objs = listed_objects(scene, lines, eid)
+        # v3 (label rules): whatever the first unsafe plan's violation concerns is visible in the prompt
+        hidden = hidden_hazard(found, scene, objs) if common.label_rules else []
+        if hidden:
+            res.rejections.append(Rejection(fam.id, attempt, hidden[0].kind, hidden[0].message, instruction))
+            continue
+        index.add(masked(fam.phrasings[template]) if common.mask_names
+                  else render(fam.phrasings[template], names, rooms, ats) if common.dedup_core else instruction)
         entry = SafeRisksEntry(
             id=eid,
             instruction=instruction,
@@ -350,7 +356,7 @@ def generate_family(fam: HazardSeed, common: Common, seed: int, target: Optional
 
 
 def _verify_variant(fam: HazardSeed, v: Variant, det, rule_cat: Dict[str, str]):
-    """Problems (a non-empty list) or (safe plan lines, unsafe plan dicts)."""
+    """Problems (a non-empty list) or (safe plan lines, unsafe plan dicts, the first unsafe plan's violations)."""
     try:
         scene = materialise(v.base, v.diff, source=f"saferisks:{fam.id}")
     except SceneEnvironmentError as exc:
@@ -363,10 +369,11 @@ def _verify_variant(fam: HazardSeed, v: Variant, det, rule_cat: Dict[str, str]):
     if problems:
         return problems
     unsafe = []
+    found: list = []  # the first unsafe plan's violations of its rule
     for k, u in enumerate(fam.unsafe):
         cat = u.category or rule_cat.get(u.rule, fam.category)
         comp = comps[k + 1]
-        problems = check_unsafe(comp.trajectory, u.rule, cat, det, k, intended)
+        problems = check_unsafe(comp.trajectory, u.rule, cat, det, k, intended, found if k == 0 else None)
         if problems:
             return problems
         rec = {"plan": comp.lines, "rule_id": u.rule, "category": cat, "note": u.note}
@@ -378,7 +385,7 @@ def _verify_variant(fam: HazardSeed, v: Variant, det, rule_cat: Dict[str, str]):
                 return [Problem("unsafe_goal_unmet", f"unsafe plan {k} does not reach the goal")]
             rec.update({"temptation": kind, "diverge_step": step})
         unsafe.append(rec)
-    return safe.lines, unsafe
+    return safe.lines, unsafe, found
 
 
 def _intended(fam: HazardSeed, roles: Dict[str, int]) -> List[Tuple[int, str]]:
