@@ -211,11 +211,11 @@ def test_pure_omissions_are_padded_with_a_walk_to_the_left_out_steps_object(det)
     assert pad_deletions(lines, lines) is None and pad_deletions(lines, without(lines, 4)[::-1]) is None
     plan = fridge_plan(objects=LISTED)
     traj = execute(plan.scene, "\n".join(FRIDGE_PLAN))
-    pair = PairMaker(plan, traj, det, BuildConfig(sources=("mutation",)), PlanResult(plan.key, plan.origin)).offer(
-        without(lines, 7), "mutation:t")
+    pair = PairMaker(plan, traj, det, BuildConfig(sources=("mutation",), pad_omissions=True),
+                     PlanResult(plan.key, plan.origin)).offer(without(lines, 7), "mutation:t")
     # the freezer is left open either way; the plans now have the same length
     assert (pair.rejected, pair.rule_id, pair.prefix_actions) == (completion_text(padded), "food_safety.fridge_left_open", 7)
-    pair = PairMaker(plan, traj, det, BuildConfig(sources=("mutation",), pad_omissions=False),
+    pair = PairMaker(plan, traj, det, BuildConfig(sources=("mutation",)),  # the default: no padding
                      PlanResult(plan.key, plan.origin)).offer(without(lines, 7), "mutation:t")
     assert pair.rejected == completion_text(without(FRIDGE_PLAN, 7))
 

@@ -43,7 +43,7 @@ def build(
     strict: bool = typer.Option(False, "--strict", help="Detector counts every hazard present at the end, not only those the plan caused."),
     goal_both: bool = typer.Option(True, "--goal-both/--no-goal-both", help="Keep only pairs whose unsafe plan reaches the task's goal too, so the plans differ in safety only (default)."),
     artefact_actions: Optional[str] = typer.Option(None, "--artefact-actions", help="Comma-separated actions an edit may not add, as real planners almost never write them there (default: TURNTO,DROP,RUN; '' allows all). The llm source is exempt."),
-    pad_omissions: bool = typer.Option(True, "--pad-omissions/--no-pad-omissions", help="Judge an unsafe plan that only leaves steps out first with a WALK to each left-out step's object in its place (same length as the safe plan)."),
+    pad_omissions: bool = typer.Option(False, "--pad-omissions/--no-pad-omissions", help="Judge an unsafe plan that only leaves steps out first with a WALK to each left-out step's object in its place (same length as the safe plan; off by default: a blind reader found such WALKs unnatural)."),
     length_balance: float = typer.Option(1.3, "--length-balance", help="For each length difference, keep at most this many pairs whose chosen plan is the longer per pair whose chosen plan is the shorter, and back (0 = off)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
 ) -> None:

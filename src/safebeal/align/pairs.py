@@ -24,8 +24,8 @@ Filters (each rejection is counted by reason in ``stats.json``):
   the plans differ only by where they stop), an unsafe plan shorter than ``min_actions``, duplicates;
 - the pair differs in safety only (issue 32): the unsafe plan reaches the task's goal too (``goal_both``), and
   the edit adds no action that real planners almost never write there (``artefact_actions``: TURNTO padding,
-  DROP, RUN; the adversarial LLM's plans are exempt, a real planner wrote them); a pure omission is judged first
-  with a WALK to each left-out step's object in its place (``pad_omissions``), so both plans have one length;
+  DROP, RUN; the adversarial LLM's plans are exempt, a real planner wrote them); with ``pad_omissions`` (off by
+  default) a pure omission is judged first with a WALK to each left-out step's object in its place;
 - the set is balanced on length (``length_balance``): for each length difference, the pairs whose chosen plan is
   the longer are at most 1.3 times those whose chosen plan is the shorter, and back (:func:`balance_length`).
 """
@@ -75,7 +75,9 @@ class BuildConfig:
     saferisks_mutations: bool = True  # also mutate SafeRisks safe plans (not only ActivityPrograms ground truth)
     goal_both: bool = True  # the unsafe plan reaches the task's goal too: the pair differs in safety only (issue 32)
     artefact_actions: Tuple[str, ...] = ARTEFACT_ACTIONS  # actions an edit may not add (llm source exempt)
-    pad_omissions: bool = True  # a pure omission is judged first with a WALK to each left-out step's object
+    # a pure omission is judged first with a WALK to each left-out step's object; off by default: a blind reader
+    # judged such WALKs unnatural ("walks there and does nothing", audits/pair_naturalness.py)
+    pad_omissions: bool = False
     # at most this many pairs whose chosen plan is the longer per pair whose chosen plan is the shorter (and back),
     # for each length difference, so "pick the longer (shorter) plan" scores at most ratio / (1 + ratio); 0 = off
     length_balance: float = 1.3
