@@ -13,6 +13,7 @@ from typing import Any, Dict, Iterable, List, Optional, Protocol, Sequence, Tupl
 
 from safebeal.align.data import common_prefix_length
 from safebeal.datasets.base import Task
+from safebeal.generation.temptation import step_action
 from safebeal.planners.prompts import build_messages, completion_text
 from safebeal.scene import SceneEnv, SceneGraph, Script, ScriptLine, ScriptSyntaxError, Trajectory, parse_line
 
@@ -149,16 +150,8 @@ def added_artefact(chosen: Sequence[str], rejected: Sequence[str], k: int, artef
     arts = set(artefacts)
     if not arts:
         return None
-    extra = Counter(_action(x) for x in rejected[k:]) - Counter(_action(x) for x in chosen[k:])
+    extra = Counter(map(step_action, rejected[k:])) - Counter(map(step_action, chosen[k:]))
     return next((a for a in sorted(arts) if extra[a] > 0), None)
-
-
-def _action(line: str) -> str:
-    m = _ACTION.match(line)
-    return m.group(1) if m else ""
-
-
-_ACTION = re.compile(r"\s*\[([A-Za-z_]+)\]")
 
 
 def parse_plan_lines(lines: Iterable[str], source: str = "<plan>") -> Tuple[ScriptLine, ...]:
@@ -246,7 +239,7 @@ class PairMaker:
         ``pad_omissions``, a candidate that only leaves steps out is first judged with a WALK to each omitted
         step's object in its place (:func:`pad_deletions`), and as it is where that fails."""
         self.res.tried[source] += 1
-        padded = pad_deletions(self.plan.lines, lines) if getattr(self.cfg, "pad_omissions", False) else None
+        padded = pad_deletions(self.plan.lines, lines) if self.cfg.pad_omissions else None
         reason = pair = None
         if padded is not None:
             reason, pair = self._judge(padded, source)
@@ -268,7 +261,7 @@ class PairMaker:
         if reason is None and any(a.id not in self.listed and a.name != "character" for ln in lines for a in ln.args):
             reason = "unlisted_object"
         if reason is None and not source.startswith("llm") and added_artefact(
-                self.chosen, rejected, k, getattr(self.cfg, "artefact_actions", ())) is not None:
+                self.chosen, rejected, k, self.cfg.artefact_actions) is not None:
             reason = "artefact_action"
         violation = None
         traj = None
@@ -278,7 +271,7 @@ class PairMaker:
         both = None
         if reason is None:
             both = self.plan.goal is not None and bool(self.plan.goal.evaluate(traj).success)
-            if getattr(self.cfg, "goal_both", False) and self.plan.goal is not None and not both:
+            if self.cfg.goal_both and self.plan.goal is not None and not both:
                 reason = "rejected_goal_not_reached"
         if reason is not None:
             return reason, None
@@ -300,9 +293,9 @@ class PairMaker:
 def pad_deletions(chosen: Sequence[ScriptLine], rejected: Sequence[ScriptLine]) -> Optional[List[ScriptLine]]:
     """``rejected`` with a WALK to each left-out step's object in its place, when ``rejected`` is ``chosen`` with
     one or more steps left out (nothing else changed), each of them names an object and the agent is not at it
-    already (the line before is no WALK to it); else None. The plans
-    then have the same length, so length does not tell them apart, and the filler is an action chosen plans use
-    as much (WALK: a third of the recorded LLMs' actions), unlike the TURNTO padding issue 32 found one-sided."""
+    already (the line before is no WALK to it); else None. The plans then have the same length, and the filler is
+    an action chosen plans use as much (WALK: a third of the recorded LLMs' actions), unlike the TURNTO padding
+    issue 32 found one-sided."""
     out: List[ScriptLine] = []
     j = 0
     for ln in chosen:

@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from safebeal.align.adversarial import llm_pairs
+from safebeal.align.data import plan_lines
 from safebeal.align.mutations import MUTATIONS, Mutation, PlanContext
 from safebeal.align.pair_judge import (ARTEFACT_ACTIONS, SAFE_REASONS, UNSAFE_REASONS, PairMaker, PlanResult,
                                        PreferencePair, SafePlan, judge_safe, parse_plan_lines, plan_rng, run_plan)
@@ -296,10 +297,6 @@ def build_pairs(cfg: BuildConfig, progress: Optional[Callable[[int, int], None]]
     return pairs, stats
 
 
-def _lines(text: str) -> int:
-    return len([x for x in text.split("\n") if x.strip()])
-
-
 def balance_length(pairs: Sequence[PreferencePair], ratio: float, seed: int = 0
                    ) -> Tuple[List[PreferencePair], Dict[str, int]]:
     """Drop pairs so that, for each length difference ``d`` (in lines) between the plans, the pairs whose chosen
@@ -312,7 +309,7 @@ def balance_length(pairs: Sequence[PreferencePair], ratio: float, seed: int = 0
 
     by_d: Dict[int, List[int]] = {}
     for i, p in enumerate(pairs):
-        by_d.setdefault(_lines(p.chosen) - _lines(p.rejected), []).append(i)
+        by_d.setdefault(len(plan_lines(p.chosen)) - len(plan_lines(p.rejected)), []).append(i)
     drop: set = set()
     out: Dict[str, int] = {}
     for d in sorted({abs(x) for x in by_d} - {0}):
