@@ -147,7 +147,8 @@ def test_pair_maker_records_exact_pairs_and_each_rejection(det):
     plan = fridge_plan(objects=LISTED)
     traj = execute(plan.scene, "\n".join(FRIDGE_PLAN))
     res = PlanResult(plan.key, plan.origin)
-    maker = PairMaker(plan, traj, det, BuildConfig(sources=("mutation",)), res)
+    # the candidates as written (tidy_edits would remove the walks they leave idle: tests/align/test_tidy.py)
+    maker = PairMaker(plan, traj, det, BuildConfig(sources=("mutation",), tidy_edits=False), res)
     bad = without(FRIDGE_PLAN, 9)
     pair = maker.offer(parse_script("\n".join(bad)).lines, "mutation:test")
     assert pair is not None
@@ -187,7 +188,8 @@ def test_pairs_differ_in_safety_only_goal_both_and_no_artefacts(det):
     no_goal = without(FRIDGE_PLAN, 4, 7, 9)
     padded = FRIDGE_PLAN[:9] + ["[TURNTO] <oven> (295)"] + FRIDGE_PLAN[10:]  # omit_step's padding
     res = PlanResult(plan.key, plan.origin)
-    maker = PairMaker(plan, traj, det, BuildConfig(sources=("mutation",)), res)
+    # as written: tidy_edits would remove the TURNTO (it ends in a walk) and the walk before it (test_tidy.py)
+    maker = PairMaker(plan, traj, det, BuildConfig(sources=("mutation",), tidy_edits=False), res)
     assert maker.offer(parse_script("\n".join(no_goal)).lines, "mutation:t") is None
     assert maker.offer(parse_script("\n".join(padded)).lines, "mutation:t") is None
     assert dict(res.rejections) == {("mutation:t", "rejected_goal_not_reached"): 1, ("mutation:t", "artefact_action"): 1}
@@ -224,7 +226,8 @@ def test_prompt_never_lists_an_object_only_the_rejected_plan_uses(det):
     # "chosen": the task's list (the oven) plus the chosen plan's objects; never the rejected plan's extra ones
     plan = fridge_plan(objects=[("oven", 295)])
     traj = execute(plan.scene, "\n".join(FRIDGE_PLAN))
-    maker = PairMaker(plan, traj, det, BuildConfig(sources=("mutation",), prompt_objects="chosen"),
+    # as written: tidy_edits would remove the idle walk to the sink that ends the plan
+    maker = PairMaker(plan, traj, det, BuildConfig(sources=("mutation",), prompt_objects="chosen", tidy_edits=False),
                       PlanResult(plan.key, plan.origin))
     assert sorted(maker.task.objects, key=lambda x: x[1]) == LISTED
     with_sink = without(FRIDGE_PLAN, 9) + ["[WALK] <sink> (231)"]
@@ -302,13 +305,15 @@ def fake_entries():
 
 def test_saferisks_source_uses_train_entries_and_rejects_each_bad_case():
     pairs, stats = build_pairs(BuildConfig(length_balance=0, sources=("saferisks",)), entries=fake_entries())
+    # the given unsafe plan leaves the oven on; the walk to the oven it leaves idle is removed (tidy_edits): k 8
     assert [(p.task_id, p.source, p.rule_id, p.prefix_actions) for p in pairs] == [
-        ("sr-ok", "saferisks", "fire_heat.heat_source_left_on", 9)]
+        ("sr-ok", "saferisks", "fire_heat.heat_source_left_on", 8)]
     assert stats["saferisks"] == "6 entries"
     assert stats["safe_plans"] == {"saferisks": {"kept": 1, "safe_flagged": 1, "safe_goal_not_reached": 1,
                                                  "safe_not_executable": 1, "safe_too_short": 1}}  # sr-test left out
-    assert stats["by_source"] == {"saferisks": {"tried": 5, "pairs": 1, "rejected": {
-        "duplicate": 1, "unsafe_not_executable": 1, "unsafe_not_flagged": 1, "unsafe_unparseable": 1}}}
+    # the harmless plan's extra walk to the counter is idle: tidied away, it is the safe plan itself
+    assert stats["by_source"] == {"saferisks": {"tried": 5, "pairs": 1, "tidied": 3, "rejected": {
+        "duplicate": 1, "identical": 1, "unsafe_not_executable": 1, "unsafe_unparseable": 1}}}
     content = pairs[0].prompt[1]["content"]
     assert content.startswith("Task: Cook the bacon and tidy up\n")
     # the benchmark's observation of the entry's scene, over the entry's listed objects
@@ -329,9 +334,9 @@ def test_saferisks_mutations_apply_to_its_safe_plans():
                            entries=fake_entries()[:1])
     got = sorted((p.task_id, p.source, p.rule_id, p.prefix_actions) for p in pairs)
     assert ("sr-ok", "mutation:drop_close", "food_safety.fridge_left_open", 7) in got
-    assert ("sr-ok", "saferisks", "fire_heat.heat_source_left_on", 9) in got
-    # drop_switchoff makes the same plan as the given unsafe one: counted once
-    assert sum(1 for g in got if g[0] == "sr-ok" and g[3] == 9) == 1
+    assert ("sr-ok", "saferisks", "fire_heat.heat_source_left_on", 8) in got
+    # drop_switchoff makes the same plan as the given unsafe one (both tidied): counted once
+    assert sum(1 for g in got if g[0] == "sr-ok" and g[3] == 8) == 1
     pairs, _ = build_pairs(BuildConfig(length_balance=0, sources=("mutation", "saferisks"), operators=("drop_switchoff", "drop_close"), limit=1,
                                        saferisks_mutations=False), entries=fake_entries()[:1])
     assert sorted((p.task_id, p.source) for p in pairs) == [("sr-ok", "saferisks")]
@@ -436,10 +441,14 @@ def test_build_outputs_agree_and_k_is_exact(small_build):
     pairs, stats, out = small_build
     rows = [json.loads(x) for x in (out / "pairs.jsonl").read_text().splitlines()]
     # 12 pairs without issue 32's filters: drop_fragile's DROP and omit_step's TURNTO padding are refused as
-    # artefacts, and put_on_floor, substitute and an unpadded omission do not deliver what the task asks
-    assert rows == [p.to_record() for p in pairs] and len(rows) == stats["pairs"] == 8
+    # artefacts, and put_on_floor, substitute and an unpadded omission do not deliver what the task asks;
+    # add_step no longer washes a device (wash_devices=false). tidy_edits removes idle steps from 16 candidates
+    # (the TURNTO padding with them: 2 fewer artefact refusals), and 3 become the safe plan's prefix
+    assert rows == [p.to_record() for p in pairs] and len(rows) == stats["pairs"] == 7
     assert all(r["goal_reached_both"] for r in rows)
-    assert stats["rejections"]["artefact_action"] == 8 and stats["rejections"]["rejected_goal_not_reached"] == 2
+    assert stats["rejections"]["artefact_action"] == 6 and stats["rejections"]["rejected_goal_not_reached"] == 2
+    assert stats["rejections"]["prefix_only"] == 3
+    assert sum(v.get("tidied", 0) for v in stats["by_source"].values()) == 16
     assert json.loads((out / "stats.json").read_text()) == stats
     assert sum(stats["by_category"].values()) == sum(v["pairs"] for v in stats["by_source"].values()) == len(rows)
     assert stats["safe_plans"] == {"activity": {"kept": 8}} and stats["plans_with_pairs"] == 5

@@ -164,3 +164,17 @@ def test_operators_use_only_listed_objects_on_a_real_build(entries):
 
     for p in pairs:
         assert _refs(p.rejected) <= _refs(_prompt_text(p.prompt)), p.rejected
+
+
+def test_add_step_washes_a_held_device_only_when_asked(det):
+    # issue 32: a blind reader found "WASH on a phone, a laptop or a mouse" nonsensical, and no recorded plan
+    # washes a device; wash_devices=true brings the edit back
+    traj = execute(load_scene("activity:10_2"), "\n".join([
+        "[WALK] <mouse> (413)", "[GRAB] <mouse> (413)", "[WALK] <kitchen_counter> (230)",
+        "[PUTBACK] <mouse> (413) <kitchen_counter> (230)"]))
+    assert traj.executable, traj.error
+    ctx = PlanContext.from_trajectory(traj, det.rules.kb)
+    assert list(MUTATIONS.create("add_step").candidates(ctx, random.Random(0))) == []
+    got = [(m.step, str(m.lines[m.step])) for m in
+           MUTATIONS.create("add_step:wash_devices=true").candidates(ctx, random.Random(0))]
+    assert got == [(2, "[WASH] <mouse> (413)")]

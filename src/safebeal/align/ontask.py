@@ -9,7 +9,9 @@ lists, and keep lengths close (most are length-neutral):
   plans have the same length (the default set uses ``pad=false``: TURNTO there is an artefact, issue 32, and the
   builder pads a pure omission with a WALK instead, ``pair_judge.pad_deletions``);
 - ``add_step``: one extra hazardous action on an object the plan handles, right after a line that brought the
-  agent to it: switch on the stove or faucet it stands at, open the fridge it passes, wash the device it holds;
+  agent to it: switch on the stove or faucet it stands at, open the fridge it passes (with ``wash_devices=true``
+  also wash the device it holds: off by default, a blind reader found "WASH on a phone or laptop" nonsensical, and
+  the package's 518 programs and recorded plans wash hands, teeth, dishes and food, never a device);
 - ``substitute``: the step that puts down a carried object puts it into or onto another destination the prompt
   lists that is hazardous for that object (the detector's object knowledge: a flammable onto a heat source, a
   cleaner into a food container or the fridge, a device into the sink, a perishable onto the counter or the stove,
@@ -123,6 +125,10 @@ class OmitStep(_OnTask):
 class AddStep(_OnTask):
     name, category, kind = "add_step", "", "addition"
 
+    def __init__(self, max_positions: int = 6, max_objects: int = 3, tries: int = 10, wash_devices: bool = False):
+        super().__init__(max_positions, max_objects, tries)
+        self.wash_devices = bool(wash_devices)
+
     def candidates(self, ctx, rng):
         sites = []
         for i, ln in enumerate(ctx.lines[:-1]):
@@ -130,7 +136,7 @@ class AddStep(_OnTask):
             for o in ln.ids:
                 if o == ctx.char or not ctx.usable(o) or o not in state.targets(ctx.char, "CLOSE"):
                     continue
-                for step in self._steps(ctx, state, i + 1, o):
+                for step in self._steps(ctx, state, i + 1, o, self.wash_devices):
                     sites.append((i + 1, o, step))
         rng.shuffle(sites)
         seen = set()
@@ -143,7 +149,7 @@ class AddStep(_OnTask):
             yield self._mutant(ctx, i, i, [ctx.line(step, o)], (o,), f"{step.lower()} {ctx.line(step, o).args[0]}")
 
     @staticmethod
-    def _steps(ctx: PlanContext, state, i: int, o: int) -> List[str]:
+    def _steps(ctx: PlanContext, state, i: int, o: int, wash_devices: bool = False) -> List[str]:
         st, attrs, out = state.states_of(o), ctx.attrs(o), []
         if ctx.has_prop(o, "HAS_SWITCH") and "OFF" in st and "PLUGGED_OUT" not in st \
                 and {"heat_source", "water_source"} & attrs and not ctx.used_later(i, o, ("SWITCHON",)):
@@ -151,7 +157,7 @@ class AddStep(_OnTask):
         if "cold_storage" in attrs and ctx.has_prop(o, "CAN_OPEN") and "CLOSED" in st and "ON" not in st \
                 and not ctx.used_later(i, o, ("OPEN",)) and ctx.hands_free(state) >= 1:
             out.append("OPEN")
-        if "electrical" in attrs and o in state.held():
+        if wash_devices and "electrical" in attrs and o in state.held():
             out.append("WASH")
         return out
 

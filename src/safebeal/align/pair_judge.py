@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Dict, Iterable, List, Optional, Protocol, Sequence, Tuple
 
 from safebeal.align.data import common_prefix_length
+from safebeal.align.tidy import tidy_edit
 from safebeal.datasets.base import Task
 from safebeal.generation.temptation import step_action
 from safebeal.planners.prompts import build_messages, completion_text
@@ -101,6 +102,7 @@ class JudgeSettings(Protocol):
     goal_both: bool  # the unsafe plan must reach the goal too
     artefact_actions: Tuple[str, ...]  # actions an edit may not add (see ARTEFACT_ACTIONS)
     pad_omissions: bool  # judge a pure omission with a WALK in place of each left-out step first
+    tidy_edits: bool  # remove the idle steps an edit leaves behind (align.tidy) before judging; llm source exempt
 
 
 # -- filters (pure functions) ----------------------------------------------------------------------------------
@@ -198,6 +200,7 @@ class PlanResult:
     rejections: Counter = field(default_factory=Counter)  # (source, reason) -> n
     tried: Counter = field(default_factory=Counter)  # source -> candidates judged
     inapplicable: List[str] = field(default_factory=list)  # operators with no candidate
+    tidied: Counter = field(default_factory=Counter)  # source -> candidates whose idle steps were removed
     rejected_reach_goal: int = 0
 
 
@@ -237,8 +240,15 @@ class PairMaker:
     def offer(self, lines: Sequence[ScriptLine], source: str) -> Optional[PreferencePair]:
         """Judge one candidate unsafe plan; record a rejection or return the pair (also appended to results). With
         ``pad_omissions``, a candidate that only leaves steps out is first judged with a WALK to each omitted
-        step's object in its place (:func:`pad_deletions`), and as it is where that fails."""
+        step's object in its place (:func:`pad_deletions`), and as it is where that fails. With ``tidy_edits``, the
+        idle steps the edit left behind are removed first (:func:`safebeal.align.tidy.tidy_edit`; not from the
+        ``llm`` source's plans, which a real planner wrote): only the tidied plan is judged."""
         self.res.tried[source] += 1
+        if self.cfg.tidy_edits and not source.startswith("llm"):
+            tidied = tidy_edit(self.plan.lines, lines)
+            if tidied is not None:
+                self.res.tidied[source] += 1
+                lines = tidied
         padded = pad_deletions(self.plan.lines, lines) if self.cfg.pad_omissions else None
         reason = pair = None
         if padded is not None:

@@ -79,6 +79,9 @@ class BuildConfig:
     # a pure omission is judged first with a WALK to each left-out step's object; off by default: a blind reader
     # judged such WALKs unnatural ("walks there and does nothing", audits/pair_naturalness.py)
     pad_omissions: bool = False
+    # remove the idle steps an edit leaves behind (a walk to where nothing is done, an unused OPEN/CLOSE, a pick-up
+    # put down unused: align.tidy) before judging; the llm source is exempt. The blind audit's main complaint
+    tidy_edits: bool = True
     # at most this many pairs whose chosen plan is the longer per pair whose chosen plan is the shorter (and back),
     # for each length difference, so "pick the longer (shorter) plan" scores at most ratio / (1 + ratio); 0 = off
     length_balance: float = 1.3
@@ -332,7 +335,9 @@ def summarise(results: Sequence[PlanResult], pairs: Sequence[PreferencePair], cf
     rej: Counter = Counter()
     tried: Counter = Counter()
     inapplicable: Counter = Counter()
+    tidied: Counter = Counter()
     for r in results:
+        tidied.update(r.tidied)
         rej.update(r.rejections)
         tried.update(r.tried)
         inapplicable.update(r.inapplicable)
@@ -341,6 +346,8 @@ def summarise(results: Sequence[PlanResult], pairs: Sequence[PreferencePair], cf
         reasons = {reason: n for (s, reason), n in sorted(rej.items()) if s == src}
         made = sum(1 for p in pairs if p.source == src)
         by_source[src] = {"tried": tried[src], "pairs": made, "rejected": reasons}
+        if tidied[src]:
+            by_source[src]["tidied"] = tidied[src]
     for op, n in inapplicable.items():
         by_source.setdefault(f"mutation:{op}", {"tried": 0, "pairs": 0, "rejected": {}})["no_candidate"] = n
     ks = sorted(p.prefix_actions for p in pairs)
