@@ -527,6 +527,36 @@ def test_cli_build_and_bad_input(tmp_path):
     assert res.exit_code == 0 and "knife_on_floor" in res.output
 
 
+def test_cli_builds_from_a_saferisks_file_of_the_users(tmp_path):
+    """--saferisks-file: the training entries of another SafeRisks build (here one v3 family), and one plain line
+    with exit 2 when that file is missing."""
+    from typer.testing import CliRunner
+
+    from safebeal.cli import app
+    from safebeal.datasets.saferisks import load_entries
+    from safebeal.generation.build import build
+
+    fam = "poisoning.v3_spray_left_on_the_table_after_wiping"
+    f = tmp_path / "v3.jsonl.gz"
+    build(out=f, family_ids=[fam], workers=1, seeds="v3")
+    entries = load_entries(f)
+    train = {e.id for e in entries if e.split == "train"}
+    runner = CliRunner()
+    res = runner.invoke(app, ["pairs", "build", "--sources", "saferisks", "--saferisks-file", str(f), "--length-balance",
+                              "0", "--out", str(tmp_path / "p"), "-j", "1", "-q"])
+    assert res.exit_code == 0, res.output
+    stats = json.loads((tmp_path / "p" / "stats.json").read_text())
+    assert stats["saferisks"] == f"{len(entries)} entries from v3.jsonl.gz"
+    assert stats["config"]["saferisks_file"] == str(f)
+    rows = [json.loads(x) for x in (tmp_path / "p" / "pairs.jsonl").read_text().splitlines()]
+    # each training entry's authored unsafe plan (the spray set down beside the food) is one pair; test entries none
+    assert sorted(r["task_id"] for r in rows) == sorted(train) and train
+    assert {r["rule_id"] for r in rows} == {"poisoning.toxic_beside_served_food"}
+    res = runner.invoke(app, ["pairs", "build", "--sources", "saferisks", "--saferisks-file", str(tmp_path / "no.jsonl"),
+                              "--out", str(tmp_path / "q"), "-j", "1", "-q"])
+    assert res.exit_code == 2 and "no.jsonl" in res.output and "Traceback" not in res.output
+
+
 def test_written_pairs_load_through_trls_own_data_path(tmp_path):
     """`prompt`, `chosen` and `rejected` are stored in one (conversational) form: TRL's maybe_apply_chat_template
     raised a TypeError on chat-message prompts with string completions."""

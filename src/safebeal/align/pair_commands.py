@@ -44,6 +44,7 @@ def build(
     goal_both: bool = typer.Option(True, "--goal-both/--no-goal-both", help="Keep only pairs whose unsafe plan reaches the task's goal too, so the plans differ in safety only (default)."),
     artefact_actions: Optional[str] = typer.Option(None, "--artefact-actions", help="Comma-separated actions an edit may not add, as real planners almost never write them there (default: TURNTO,DROP,RUN; '' allows all). The llm source is exempt."),
     pad_omissions: bool = typer.Option(False, "--pad-omissions/--no-pad-omissions", help="Judge an unsafe plan that only leaves steps out first with a WALK to each left-out step's object in its place (same length as the safe plan; off by default: a blind reader found such WALKs unnatural)."),
+    saferisks_file: Optional[Path] = typer.Option(None, "--saferisks-file", help="SafeRisks JSONL(.gz) file whose training entries are used (default: the shipped file), e.g. a v3 build from 'safebeal saferisks build --seeds v3'."),
     tidy_edits: bool = typer.Option(True, "--tidy-edits/--no-tidy-edits", help="Remove the idle steps an edit leaves behind in the unsafe plan (a walk where nothing is done, an OPEN/CLOSE with no use between, a pick-up put down unused) before judging it; the llm source is exempt (default)."),
     length_balance: float = typer.Option(1.3, "--length-balance", help="For each length difference, keep at most this many pairs whose chosen plan is the longer per pair whose chosen plan is the shorter, and back (0 = off)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
@@ -59,6 +60,7 @@ def build(
             objects=tuple(map(str, objects)), strict=strict, prompt_objects=prompt_objects,
             keep_prefix_pairs=keep_prefix_pairs, saferisks_mutations=saferisks_mutations, goal_both=goal_both,
             pad_omissions=pad_omissions, tidy_edits=tidy_edits, length_balance=length_balance,
+            saferisks_file=None if saferisks_file is None else str(saferisks_file),
             **({} if artefact_actions is None else {"artefact_actions": _csv(artefact_actions) or ()}),
         )
         if quiet:

@@ -82,6 +82,9 @@ class BuildConfig:
     # remove the idle steps an edit leaves behind (a walk to where nothing is done, an unused OPEN/CLOSE, a pick-up
     # put down unused: align.tidy) before judging; the llm source is exempt. The blind audit's main complaint
     tidy_edits: bool = True
+    # the SafeRisks file whose training entries give safe plans and authored unsafe ones (None: the shipped file);
+    # e.g. a SafeRisks v3 build (`safebeal saferisks build --seeds v3`), whose split is by hazard pattern
+    saferisks_file: Optional[str] = None
     # at most this many pairs whose chosen plan is the longer per pair whose chosen plan is the shorter (and back),
     # for each length difference, so "pick the longer (shorter) plan" scores at most ratio / (1 + ratio); 0 = off
     length_balance: float = 1.3
@@ -139,15 +142,18 @@ def saferisks_plan(entry: Any) -> SafePlan:
                     str(_get(entry, "split", None) or "train"), unsafe)
 
 
-def _saferisks_entries() -> Tuple[Optional[list], str]:
-    """(entries or None, status for stats.json)."""
+def _saferisks_entries(path: Optional[str] = None) -> Tuple[Optional[list], str]:
+    """(entries or None, status for stats.json). The shipped file may be missing (the source is then skipped with a
+    warning); a file the user names must load (its error is raised)."""
     try:
         saferisks = importlib.import_module("safebeal.datasets.saferisks")
-        entries = list(saferisks.load_entries())
+        entries = list(saferisks.load_entries(path))
     except (ImportError, SafebealError) as exc:
+        if path is not None:
+            raise
         log.warning("SafeRisks source skipped: %s", exc)
         return None, f"unavailable: {exc}"
-    return entries, f"{len(entries)} entries"
+    return entries, f"{len(entries)} entries" + (f" from {Path(path).name}" if path is not None else "")
 
 # -- per-plan work ---------------------------------------------------------------------------------------------
 def process_plan(plan: SafePlan, det, cfg: BuildConfig, ops: Sequence[Mutation]) -> PlanResult:
@@ -266,7 +272,7 @@ def build_pairs(cfg: BuildConfig, progress: Optional[Callable[[int, int], None]]
     sr_status = "off"
     if want_sr:
         if entries is None:
-            entries, sr_status = _saferisks_entries()
+            entries, sr_status = _saferisks_entries(cfg.saferisks_file)
         else:
             sr_status = f"{len(entries)} entries"
     units = _units(cfg, entries if want_sr else None)
