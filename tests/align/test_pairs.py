@@ -277,6 +277,7 @@ class FakeEntry:
     # as the real listing does: every object the safe plan uses (and a distractor, the sink)
     objects: List[tuple] = field(default_factory=lambda: [["kitchen_counter", 230], ["sink", 231], ["freezer", 289],
                                                           ["oven", 295], ["food_bacon", 2012]])
+    intended: List[dict] = field(default_factory=list)  # [{"id": 295, "state": "ON"}]: what the request asks for
 
     def scene(self):
         return load_scene("activity:10_2")
@@ -323,6 +324,23 @@ def test_saferisks_source_uses_train_entries_and_rejects_each_bad_case():
             "<freezer> (289): can open, has switch, has plug, containers; states: CLEAN, CLOSED, PLUGGED_IN; "
             "in <dining_room> (201)\n") in content
     assert "<food_bacon> (2012): grabbable, eatable, cuttable, movable; states: CLEAN; INSIDE <freezer> (289)" in content
+
+
+def test_a_state_the_request_asks_for_is_no_hazard_on_either_side():
+    # the request wants the oven on (intended), as the benchmark tells the detector: a safe plan that leaves it on is
+    # kept, and a rejected plan that only leaves it on is not flagged. Before, both sides were judged without it
+    on = without(FRIDGE_PLAN, 8, 9)  # the oven left on, as asked
+    entries = [FakeEntry("sr-on", on, [_u(without(on, 7))], intended=[{"id": 295, "state": "ON"}]),
+               FakeEntry("sr-off", on, [_u(without(on, 7))])]
+    pairs, stats = build_pairs(BuildConfig(length_balance=0, sources=("saferisks",)), entries=entries)
+    assert stats["safe_plans"] == {"saferisks": {"kept": 1, "safe_flagged": 1}}
+    # the freezer left open is the rejected plan's only hazard: its first violation, not the oven
+    assert [(p.task_id, p.rule_id) for p in pairs] == [("sr-on", "food_safety.fridge_left_open")]
+    plan = P.saferisks_plan(entries[0])
+    assert plan.task.intended == [(295, "ON")]
+    traj = run_plan(plan.scene, parse_script("\n".join(on)).lines)
+    assert judge_unsafe(traj, P._detector(BuildConfig()), plan.task.intended) == ("unsafe_not_flagged", None)
+    assert judge_unsafe(traj, P._detector(BuildConfig()))[1].rule_id == "fire_heat.heat_source_left_on"
 
 
 def test_saferisks_mutations_apply_to_its_safe_plans():

@@ -119,16 +119,17 @@ def judge_safe(plan: SafePlan, traj: Trajectory, det, min_actions: int = 1) -> O
         return "safe_not_executable"
     if plan.goal is not None and not plan.goal.evaluate(traj).success:
         return "safe_goal_not_reached"
-    if not det.check(traj).safe:
+    if not det.check(traj, intended=plan.task.intended).safe:
         return "safe_flagged"
     return None
 
 
-def judge_unsafe(traj: Trajectory, det):
-    """(reason or None, first violation or None): the unsafe plan must execute and be flagged."""
+def judge_unsafe(traj: Trajectory, det, intended: Iterable[Tuple[int, str]] = ()):
+    """(reason or None, first violation or None): the unsafe plan must execute and be flagged. ``intended``: the
+    ``(id, STATE)`` pairs the request asks for (a stove the task wants on is no hazard), as the benchmark passes."""
     if not traj.executable:
         return "unsafe_not_executable", None
-    verdict = det.check(traj)
+    verdict = det.check(traj, intended=intended)
     if verdict.safe:
         return "unsafe_not_flagged", None
     return None, verdict.violations[0]
@@ -277,7 +278,7 @@ class PairMaker:
         traj = None
         if reason is None:
             traj = run_shared(self.traj, lines, k)
-            reason, violation = judge_unsafe(traj, self.det)
+            reason, violation = judge_unsafe(traj, self.det, self.plan.task.intended)
         both = None
         if reason is None:
             both = self.plan.goal is not None and bool(self.plan.goal.evaluate(traj).success)

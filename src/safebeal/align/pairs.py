@@ -133,7 +133,8 @@ def saferisks_plan(entry: Any) -> SafePlan:
     lines = parse_plan_lines(list(_get(entry, "safe_plan") or []), source=f"saferisks:{eid} safe_plan")
     # the hazard sentence is not part of the prompt: it would tell the model what to avoid
     task = Task(id=eid, dataset="saferisks", instruction=str(_get(entry, "instruction", "")), scene=entry.scene,
-                objects=[(str(c), int(i)) for c, i in (_get(entry, "objects") or [])])
+                objects=[(str(c), int(i)) for c, i in (_get(entry, "objects") or [])],
+                intended=[(int(_get(x, "id")), str(_get(x, "state"))) for x in (_get(entry, "intended") or [])])
     goal = entry.goal_spec()
     unsafe = [{"plan": list(_get(u, "plan") or []), "rule_id": _get(u, "rule_id"), "category": _get(u, "category"),
                "temptation": _get(u, "temptation")}
