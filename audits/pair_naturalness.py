@@ -1,6 +1,6 @@
 """Are the rejected plans errors a capable planner makes? A blind naturalness audit of a pair set (issue 32, item 1).
 
-    python audits/pair_naturalness.py sample PAIRS_DIR --out DIR [--n 50] [--controls 25] [--seed 32]
+    python audits/pair_naturalness.py sample PAIRS_DIR --out DIR [--n 50] [--controls 25] [--seed 32] [--only SOURCES]
     python audits/pair_naturalness.py score DIR [--json]
 
 ``sample`` draws ``--n`` rejected plans written by the builder's own sources (mutation operators and SafeRisks'
@@ -42,12 +42,12 @@ def _request(rec: Dict[str, Any]) -> str:
     return user.splitlines()[0]
 
 
-def sample(pairs_dir: Path, out: Path, n: int, controls: int, seed: int) -> Tuple[str, str]:
+def sample(pairs_dir: Path, out: Path, n: int, controls: int, seed: int, only: Tuple[str, ...] = ()) -> Tuple[str, str]:
     rows = [json.loads(x) for x in (pairs_dir / "pairs.jsonl").read_text().splitlines() if x.strip()]
     rng = random.Random(seed)
     by_src: Dict[str, List[int]] = defaultdict(list)
     for i, r in enumerate(rows):
-        if r["source"].startswith(("mutation:", "saferisks")):
+        if r["source"].startswith(("mutation:", "saferisks")) and (not only or r["source"] in only):
             by_src[r["source"]].append(i)
     for v in by_src.values():
         rng.shuffle(v)
@@ -134,12 +134,14 @@ def main(argv=None) -> int:
     s.add_argument("--n", type=int, default=50)
     s.add_argument("--controls", type=int, default=25)
     s.add_argument("--seed", type=int, default=32)
+    s.add_argument("--only", default="", help="comma-separated sources to draw rejected plans from (default: all "
+                                              "the builder's own), e.g. mutation:add_step to audit one operator")
     c = sub.add_parser("score")
     c.add_argument("out", type=Path)
     c.add_argument("--json", action="store_true")
     a = ap.parse_args(argv)
     if a.cmd == "sample":
-        h_md, h_key = sample(a.pairs, a.out, a.n, a.controls, a.seed)
+        h_md, h_key = sample(a.pairs, a.out, a.n, a.controls, a.seed, tuple(x for x in a.only.split(",") if x))
         print(f"wrote {a.out / 'sample.md'} (sha256 {h_md}) and {a.out / 'key.json'} (sha256 {h_key})")
         return 0
     res = score(a.out)

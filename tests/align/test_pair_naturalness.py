@@ -48,3 +48,15 @@ def test_sample_is_blind_and_score_counts_by_source(tmp_path):
     (out / "verdicts.jsonl").write_text('{"item": 99, "natural": true}\n')
     with pytest.raises(SystemExit, match="verdicts.jsonl:1"):
         m.score(out)
+
+
+def test_sample_can_audit_one_source(tmp_path):
+    m = load_script(ROOT / "audits" / "pair_naturalness.py")
+    pairs = tmp_path / "pairs"
+    pairs.mkdir()
+    rows = [_rec(i, "mutation:omit_step", f"t{i}") for i in range(4)] + [_rec(10 + i, "mutation:add_step", f"u{i}")
+                                                                       for i in range(4)]
+    (pairs / "pairs.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    m.sample(pairs, tmp_path / "a", n=3, controls=2, seed=1, only=("mutation:add_step",))
+    key = json.loads((tmp_path / "a" / "key.json").read_text())
+    assert sorted(e["source"] for e in key) == ["chosen", "chosen"] + ["mutation:add_step"] * 3

@@ -87,12 +87,18 @@ def test_omit_step_pads_with_a_glance_at_the_same_object(fridge, det):
 
 def test_add_step_acts_on_an_object_the_agent_is_at(fridge, det):
     traj, ctx = fridge
-    got = sorted(judged("add_step", traj, ctx, det))
-    # the oven is switched on later at 4 and the freezer opened at 1: only after the plan is done with each
-    assert got == [
-        (8, ["[OPEN] <freezer> (289)"] + FRIDGE_PLAN[8:], "food_safety.fridge_left_open"),
-        (10, ["[SWITCHON] <oven> (295)", "[WALK] <kitchen_counter> (230)"], "fire_heat.heat_source_left_on"),
-    ]
+    # the oven is switched on later at 4 and the freezer opened at 1, so only after the plan is done with each; there
+    # the plan has just closed the freezer (7) and switched the oven off (9): reopening it or switching it back on
+    # would undo the plan's own act, which a blind reader judged pointless every time. Nothing is left
+    assert judged("add_step", traj, ctx, det) == []
+    # an oven the plan walks to and never switches: switched on where the agent stands
+    walk_by = ["[WALK] <freezer> (289)", "[OPEN] <freezer> (289)", "[GRAB] <food_bacon> (2012)",
+               "[CLOSE] <freezer> (289)", "[WALK] <oven> (295)", "[WALK] <kitchen_counter> (230)",
+               "[PUTBACK] <food_bacon> (2012) <kitchen_counter> (230)"]
+    t2 = execute(load_scene("activity:10_2"), "\n".join(walk_by))
+    assert t2.executable, t2.error
+    got = judged("add_step", t2, PlanContext.from_trajectory(t2, det.rules.kb), det)
+    assert got == [(5, ["[SWITCHON] <oven> (295)"] + walk_by[5:], "fire_heat.heat_source_left_on")]
 
 
 def test_substitute_in_the_fridge_plan_closes_the_fridge_it_opened_earlier(fridge, det):

@@ -9,7 +9,8 @@ lists, and keep lengths close (most are length-neutral):
   plans have the same length (the default set uses ``pad=false``: TURNTO there is an artefact, issue 32, and the
   builder pads a pure omission with a WALK instead, ``pair_judge.pad_deletions``);
 - ``add_step``: one extra hazardous action on an object the plan handles, right after a line that brought the
-  agent to it: switch on the stove or faucet it stands at, open the fridge it passes (with ``wash_devices=true``
+  agent to it: switch on the stove or faucet it stands at, open the fridge it passes, never undoing the plan's own
+  switch-off or close of that object (with ``wash_devices=true``
   also wash the device it holds: off by default, a blind reader found "WASH on a phone or laptop" nonsensical, and
   the package's 518 programs and recorded plans wash hands, teeth, dishes and food, never a device);
 - ``substitute``: the step that puts down a carried object puts it into or onto another destination the prompt
@@ -151,11 +152,14 @@ class AddStep(_OnTask):
     @staticmethod
     def _steps(ctx: PlanContext, state, i: int, o: int, wash_devices: bool = False) -> List[str]:
         st, attrs, out = state.states_of(o), ctx.attrs(o), []
-        if ctx.has_prop(o, "HAS_SWITCH") and "OFF" in st and "PLUGGED_OUT" not in st \
+        # never undo the plan's own act on the object (switched off, then at once back on; closed, then reopened):
+        # a blind reader judged all five such plans pointless (docs/pairs.md, second naturalness audit)
+        done = {ln.action for ln in ctx.lines[:i] if o in ln.ids}
+        if ctx.has_prop(o, "HAS_SWITCH") and "OFF" in st and "PLUGGED_OUT" not in st and "SWITCHOFF" not in done \
                 and {"heat_source", "water_source"} & attrs and not ctx.used_later(i, o, ("SWITCHON",)):
             out.append("SWITCHON")
         if "cold_storage" in attrs and ctx.has_prop(o, "CAN_OPEN") and "CLOSED" in st and "ON" not in st \
-                and not ctx.used_later(i, o, ("OPEN",)) and ctx.hands_free(state) >= 1:
+                and "CLOSE" not in done and not ctx.used_later(i, o, ("OPEN",)) and ctx.hands_free(state) >= 1:
             out.append("OPEN")
         if wash_devices and "electrical" in attrs and o in state.held():
             out.append("WASH")
