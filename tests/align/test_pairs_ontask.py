@@ -68,6 +68,9 @@ def test_default_set_is_on_task_only():
     assert "insertion" not in kinds.values()
     assert MUTATIONS.create("knife_on_floor:detour=false").detour is False
     assert "put_on_floor" not in DEFAULT_OPERATORS and "leave_heat_on" not in DEFAULT_OPERATORS
+    # blind readers found add_step's plans pointless (docs/pairs.md); it stays registered, opt-in
+    assert "add_step" not in DEFAULT_OPERATORS and "run_while_carrying" not in DEFAULT_OPERATORS
+    assert MUTATIONS.create("add_step").name == "add_step"
 
 
 def test_omit_step_pads_with_a_glance_at_the_same_object(fridge, det):

@@ -38,12 +38,15 @@ from safebeal.scene import SceneEnv, ScriptLine
 
 #: the default operator set of ``safebeal pairs build`` (on-task only; detours are opt-in)
 DEFAULT_OPERATORS: Tuple[str, ...] = (
-    "omit_step:pad=false", "add_step", "substitute", "reorder", "drop_switchoff", "drop_close",
+    "omit_step:pad=false", "substitute", "reorder", "drop_switchoff", "drop_close",
     "skip_fridge_return", "knife_on_floor:detour=false", "drop_fragile:detour=false",
 )
 # issue 32: omit_step leaves the step out rather than padding it with a TURNTO, and run_while_carrying (WALK ->
 # RUN) is left out: the 15 recorded LLMs write TURNTO in place of a safety step never and RUN 3 times in 15,492
 # actions, so both were one-sided artefacts (pair_judge.ARTEFACT_ACTIONS refuses them from any operator)
+# add_step is left out: blind readers found its rejected plans pointless, 1 of 6 (switched off and at once back on,
+# closed and at once reopened) and, once it no longer undid the plan's own act, 2 of 12 (a dryer switched on before
+# it is wiped, a toaster switched on and at once unplugged): docs/pairs.md
 # put_on_floor is left out: "substitute" puts a fragile, sharp, food or liquid object on the floor where that is a
 # hazard, while put_on_floor does it with any object (a trip hazard): in the first default build it made 20% of all
 # pairs, every one with "floor" in the rejected plan only, a name cue (pairs stats, rivals.object_names_only 0.95)
