@@ -73,6 +73,12 @@ def test_an_idle_fetch_only_in_a_pure_omission():
                "[WALK] <phone> (4)", "[PLUGIN] <phone> (4)")
     rejected = chosen[:2] + chosen[3:]  # the drying left out: the towel is picked up and put down unused
     assert [str(x) for x in tidy_edit(chosen, rejected)] == [str(x) for x in chosen[4:]]
+    # carried somewhere (a walk between the pick-up and the put-down) is a transport, not idle: an omission of the
+    # bowl's move before it (SafeRisks' snack-bowl family) keeps the remote control's
+    carry = L("[WALK] <bowl> (1)", "[GRAB] <bowl> (1)", "[WALK] <table> (2)", "[PUTBACK] <bowl> (1) <table> (2)",
+              "[WALK] <remote> (3)", "[GRAB] <remote> (3)", "[WALK] <couch> (4)", "[PUTBACK] <remote> (3) <couch> (4)",
+              "[WALK] <couch> (4)", "[SIT] <couch> (4)")
+    assert tidy_edit(carry, carry[4:8] + carry[9:]) is None
     # a changed destination (substitute) is the edit's point: its grab and put-down stay
     moved = chosen[:2] + L("[PUTBACK] <towel> (1) <stove> (9)") + chosen[4:]
     assert tidy_edit(chosen, moved) is None

@@ -14,7 +14,8 @@ has at the same place, in the part both plans share, is the planner's style and 
   at once by another WALK, RUN or FIND: the agent goes there and does nothing;
 - an **idle opening**: OPEN X, then CLOSE X, and nothing in between acts on X (moves to X aside; they go too) or
   picks anything up (a GRAB names what it takes, not where from);
-- an **idle fetch**: GRAB X, then at once (moves aside) a put-down of X: picked up and put down unused. Only
+- an **idle fetch**: GRAB X and, on the very next line, a put-down of X: picked up and put down unused (with a
+  walk between, it is carried somewhere: a transport, not idle). Only
   looked for when the rejected plan is the chosen one with steps left out: an edit that changes where X goes
   (``substitute``) writes a grab and a put-down that are its very point.
 
@@ -71,15 +72,9 @@ def idle_groups(lines: Sequence[ScriptLine], fetches: bool = True) -> List[Tuple
                         between.append(j)
                         continue
                     break
-        elif fetches and ln.action == "GRAB" and ln.args:
-            x = _target(ln)
-            for j in range(i + 1, n):
-                lj = lines[j]
-                if lj.action in LOOKS:
-                    continue
-                if lj.action in PUTS and _target(lj) == x:
-                    groups.append((i, j))
-                break
+        elif fetches and ln.action == "GRAB" and ln.args and i + 1 < n and lines[i + 1].action in PUTS \
+                and _target(lines[i + 1]) == _target(ln):
+            groups.append((i, i + 1))
     return groups
 
 
