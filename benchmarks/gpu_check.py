@@ -96,7 +96,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", type=Path, default=Path("gpu_check"))
     ap.add_argument("--steps", type=int, default=4, help="training steps per run")
-    ap.add_argument("--limit", type=int, default=16, help="ActivityPrograms safe plans the pair set is built from (16 give 5 pairs)")
+    ap.add_argument("--limit", type=int, default=16, help="ActivityPrograms safe plans the pair set is built from (16 give 3 pairs)")
     ap.add_argument("--tol-fp32", type=float, default=1e-2)
     ap.add_argument("--tol-bf16", type=float, default=5e-2)
     a = ap.parse_args(argv)

@@ -58,8 +58,8 @@ def test_export_refuses_unknown_dataset(tmp_path):
 def test_pairs_export_loads_with_datasets(tmp_path):
     from safebeal.align.pairs import BuildConfig, build_pairs, write_pairs
 
-    # the first 8 training programs: the default (on-task) operators find nothing to edit in the first few
-    pairs, stats = build_pairs(BuildConfig(sources=("mutation",), limit=8, workers=1, seed=0, length_balance=0))
+    # the first 16 training programs (3 pairs): the default (on-task) operators find nothing to edit in the first 8
+    pairs, stats = build_pairs(BuildConfig(sources=("mutation",), limit=16, workers=1, seed=0, length_balance=0))
     built = write_pairs(pairs, stats, tmp_path / "pairs")
     out = tmp_path / "pairs-hf"
     r = CliRunner().invoke(app, ["pairs", "export", str(built), "--out", str(out)])
