@@ -26,19 +26,19 @@ it must still run, be flagged and reach the goal.
 
 from __future__ import annotations
 
-from typing import List, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
+from safebeal.align.data import common_prefix_length
+from safebeal.align.mutations import MOVE_ACTIONS as MOVES  # lines that take the agent elsewhere
+from safebeal.align.mutations import PUT_ACTIONS as PUTS
+from safebeal.align.ontask import MOTION as LOOKS  # lines that only move the agent or turn its eyes
 from safebeal.scene import ScriptLine
+from safebeal.scene.homes import ROOM_KINDS
 
-#: lines that only move the agent or turn its eyes
-LOOKS = frozenset({"WALK", "RUN", "FIND", "TURNTO", "LOOKAT", "LOOKAT_SHORT", "LOOKAT_MEDIUM", "LOOKAT_LONG"})
-#: lines that move the agent somewhere else (what makes the move before them idle)
-MOVES = frozenset({"WALK", "RUN", "FIND"})
-PUTS = frozenset({"PUTBACK", "PUTIN", "PUTOBJBACK"})
 #: lines that may take something out of an open container without naming it
 TAKES = frozenset({"GRAB"})
-#: VirtualHome's room classes: walking to a room and then to an object in it is how plans are written
-ROOMS = frozenset({"kitchen", "bathroom", "bedroom", "livingroom", "living_room", "dining_room", "home_office"})
+#: walking to a room and then to an object in it is how plans are written
+ROOMS = frozenset(ROOM_KINDS)
 
 
 def _target(ln: ScriptLine) -> Optional[Tuple[str, int]]:
@@ -78,27 +78,14 @@ def idle_groups(lines: Sequence[ScriptLine], fetches: bool = True) -> List[Tuple
     return groups
 
 
-def _in_chosen(chosen: Sequence[ScriptLine], rejected: Sequence[ScriptLine], group: Tuple[int, ...],
-               chosen_groups: set) -> bool:
-    """Whether ``group`` (indices into ``rejected``) lies in the part the plans share, their common prefix or common
-    suffix, and is idle in ``chosen`` at the same place: the planner wrote it so, the edit did not make it."""
+def _shared_places(chosen: Sequence[ScriptLine], rejected: Sequence[ScriptLine]) -> Dict[int, int]:
+    """Index in ``rejected`` -> the same line's index in ``chosen``, for the lines of their common prefix and common
+    suffix (the part the edit did not touch)."""
     c, r = [str(x) for x in chosen], [str(x) for x in rejected]
-    k = 0
-    while k < min(len(c), len(r)) and c[k] == r[k]:
-        k += 1
-    m = 0
-    while m < min(len(c), len(r)) - k and c[-1 - m] == r[-1 - m]:
-        m += 1
+    k = common_prefix_length(c, r)
+    m = common_prefix_length(c[k:][::-1], r[k:][::-1])
     shift = len(c) - len(r)
-    mapped = []
-    for i in group:
-        if i < k:
-            mapped.append(i)
-        elif i >= len(r) - m:
-            mapped.append(i + shift)
-        else:
-            return False
-    return tuple(mapped) in chosen_groups
+    return {**{i: i for i in range(k)}, **{i: i + shift for i in range(len(r) - m, len(r))}}
 
 
 def _omits_only(chosen: Sequence[ScriptLine], rejected: Sequence[ScriptLine]) -> bool:
@@ -118,7 +105,10 @@ def tidy_edit(chosen: Sequence[ScriptLine], rejected: Sequence[ScriptLine]) -> O
     out = list(rejected)
     changed = False
     while True:
-        drop = next((g for g in idle_groups(out, fetches) if not _in_chosen(chosen, out, g, chosen_groups)), None)
+        shared = _shared_places(chosen, out)
+        # an idle group the chosen plan has at the same place (all of it in the shared part) is the planner's style
+        drop = next((g for g in idle_groups(out, fetches)
+                     if not (all(i in shared for i in g) and tuple(shared[i] for i in g) in chosen_groups)), None)
         if drop is None:
             return out if changed else None
         gone = set(drop)
