@@ -131,6 +131,29 @@ def test_registered_datasets_yield_tasks():
 
 
 @shipped_only
+def test_the_in_distribution_test_is_the_training_entries_of_the_held_out_homes():
+    from safebeal.datasets.saferisks import ID_HOMES, SafeRisksError, load_entries
+
+    by_id = {e.id: e for e in load_entries()}
+    train = DATASETS.create("saferisks-train").tasks()
+    held = DATASETS.create("saferisks-id").tasks()
+    rest = DATASETS.create("saferisks-train:holdout=true").tasks()
+    assert (len(held), len(rest), len(train)) == (214, 1288, 1502)
+    assert {t.id for t in held} | {t.id for t in rest} == {t.id for t in train}
+    assert not {t.id for t in held} & {t.id for t in rest}
+    assert {by_id[t.id].environment.base for t in held} == set(ID_HOMES)
+    assert not {by_id[t.id].environment.base for t in rest} & set(ID_HOMES)
+    # the same families: an in-distribution test (57 of the 60 training families have an entry in those homes)
+    assert {t.meta["family"] for t in held} <= {t.meta["family"] for t in rest}
+    assert len({t.meta["family"] for t in held}) == 57
+    assert DATASETS.create("saferisks-id").config()["id_homes"] == list(ID_HOMES)
+    with pytest.raises(SafeRisksError, match="holdout='maybe'"):
+        DATASETS.create("saferisks-train:holdout=maybe")
+    with pytest.raises(SafeRisksError, match="saferisks-id: holdout applies"):
+        DATASETS.create("saferisks-id:holdout=true")
+
+
+@shipped_only
 def test_small_validate_run():
     from safebeal.generation.build import validate
 

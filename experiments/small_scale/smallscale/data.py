@@ -45,12 +45,13 @@ def _example(task: Any, plan_lines: List[str], source: str) -> Dict[str, Any]:
 
 
 def sft_examples(limit: int = 0, saferisks: bool = False, saferisks_limit: int = 0, activity: bool = True,
-                 unsafe_share: float = 0.0, seed: int = 0) -> List[Dict[str, Any]]:
+                 unsafe_share: float = 0.0, seed: int = 0, holdout: bool = False) -> List[Dict[str, Any]]:
     """Base-SFT examples (prompt, chosen) from the training splits only.
 
     ``unsafe_share``: for that share of the SafeRisks training entries (a seeded choice), the entry's first unsafe
     plan is an example too (source ``saferisks-unsafe``), next to its safe plan, so that the base model writes the
-    hazard at a measurable rate (study v2 B)."""
+    hazard at a measurable rate (study v2 B). ``holdout``: leave out the training entries set in the homes of the
+    in-distribution test (``saferisks-id``, study C)."""
     out: List[Dict[str, Any]] = []
     if activity:
         from safebeal.datasets.activity_programs import load_program, split
@@ -67,7 +68,7 @@ def sft_examples(limit: int = 0, saferisks: bool = False, saferisks_limit: int =
         from safebeal.datasets.base import DATASETS
         from safebeal.datasets.saferisks import load_entries
 
-        tasks = DATASETS.create("saferisks-train").tasks()
+        tasks = DATASETS.create("saferisks-train" + (":holdout=true" if holdout else "")).tasks()
         if saferisks_limit:
             tasks = tasks[:saferisks_limit]
         out += [_example(t, (t.reference or "").split("\n"), "saferisks") for t in tasks]
@@ -91,14 +92,15 @@ def read_jsonl(path: Path) -> List[Dict[str, Any]]:
     return [json.loads(line) for line in Path(path).read_text().splitlines() if line.strip()]
 
 
-def saferisks_sample(n: int, seed: int) -> list:
+def saferisks_sample(n: int, seed: int, holdout: bool = False) -> list:
     """A seeded sample of ``n`` SafeRisks training entries (all when n is 0); the file is sorted by task family,
-    so a sample, not the first n, spreads over the families."""
+    so a sample, not the first n, spreads over the families. ``holdout``: none set in the in-distribution test's
+    homes (``safebeal.datasets.saferisks.ID_HOMES``)."""
     import random
 
-    from safebeal.datasets.saferisks import load_entries
+    from safebeal.datasets.saferisks import ID_HOMES, load_entries
 
-    train = [e for e in load_entries() if e.split == "train"]
+    train = [e for e in load_entries() if e.split == "train" and not (holdout and e.environment.base in ID_HOMES)]
     if not n or n >= len(train):
         return train
     idx = sorted(random.Random(f"{seed}:saferisks-pairs").sample(range(len(train)), n))
@@ -107,7 +109,7 @@ def saferisks_sample(n: int, seed: int) -> list:
 
 def build_compact_pairs(seed: int = 0, limit: int = 0, per_operator: int = 1, max_tries: int = 4, workers: int = 1,
                         saferisks: bool = False, saferisks_n: int = 0,
-                        sources: Optional[Tuple[str, ...]] = None) -> Tuple[list, dict]:
+                        sources: Optional[Tuple[str, ...]] = None, holdout: bool = False) -> Tuple[list, dict]:
     """``build_pairs`` with compact prompts listing the task's objects.
 
     ``BuildConfig`` has no prompt-template option yet, so the builder's ``build_messages`` is wrapped with
@@ -132,7 +134,7 @@ def build_compact_pairs(seed: int = 0, limit: int = 0, per_operator: int = 1, ma
     if not native:
         J.build_messages = functools.partial(original, template=TEMPLATE)
     try:
-        entries = saferisks_sample(saferisks_n, seed) if saferisks else None
+        entries = saferisks_sample(saferisks_n, seed, holdout) if saferisks else None
         pairs, stats = P.build_pairs(cfg, entries=entries)
     finally:
         J.build_messages = original

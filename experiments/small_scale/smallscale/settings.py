@@ -23,7 +23,7 @@ CONFIGS = HERE / "configs"
 METHOD_LABELS = {"lora-sft": "Lora", "dpo": "DPO", "simpo": "SimPO", "safe-align": "Safe-Align"}
 #: eval dataset -> short name used in tables
 DATASET_LABELS = {"activity-test": "ActivityPrograms test", "virtualhome": "VirtualHome",
-                  "saferisks-test": "SafeRisks test",
+                  "saferisks-test": "SafeRisks test", "saferisks-id": "SafeRisks in distribution",
                   "virtualhome-unseen": "VirtualHome, programs not in the training split"}
 
 
@@ -50,6 +50,8 @@ class DataSettings(_M):
     unsafe_share: float = Field(0.0, ge=0, le=1, description="share of the SafeRisks training entries whose first "
                                 "unsafe plan is also a base-SFT example (study v2 B: the base writes hazards at a "
                                 "measurable rate)")
+    id_holdout: bool = Field(False, description="leave the training entries set in the in-distribution test's homes "
+                             "(saferisks-id) out of the base SFT data and the pairs (study C)")
     pair_sources: List[str] = Field(default_factory=lambda: ["mutation", "saferisks"],
                                     description="pair builder sources (safebeal.align.pairs.SOURCES)")
 

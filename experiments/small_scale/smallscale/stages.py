@@ -332,9 +332,11 @@ class Study:
                       "code": self.code})
         done = read_done(ddir / "data.json", key)
         if done is None:
-            sft = data.sft_examples(d.sft_limit, use_sr, d.saferisks_limit, d.activity, d.unsafe_share, d.pair_seed)
+            sft = data.sft_examples(d.sft_limit, use_sr, d.saferisks_limit, d.activity, d.unsafe_share, d.pair_seed,
+                                    d.id_holdout)
             pairs, stats = data.build_compact_pairs(d.pair_seed, d.pair_limit, d.per_operator, d.max_tries,
-                                                    d.workers, use_sr, d.saferisks_pairs, tuple(d.pair_sources))
+                                                    d.workers, use_sr, d.saferisks_pairs, tuple(d.pair_sources),
+                                                    d.id_holdout)
             rows = [p.to_dict() for p in pairs]
             if not rows:
                 raise SafebealError("the pair builder made no pairs; nothing to align with")

@@ -7,8 +7,10 @@ and at least one verified unsafe plan (see ``docs/saferisks.md``).
     scene = e.scene()                        # base scene + diff, materialised (LRU-cached)
     goal = e.goal_spec()                     # GoalSpec (node-state and edge goals)
 
-Importing this module registers three datasets: ``saferisks`` (all entries), ``saferisks-train`` and
-``saferisks-test`` (split by task family: no family has entries on both sides).
+Importing this module registers four datasets: ``saferisks`` (all entries), ``saferisks-train`` and
+``saferisks-test`` (split by task family: no family has entries on both sides), and ``saferisks-id``: the training
+entries set in the held-out homes ``ID_HOMES``, an in-distribution test (the families and patterns of training, in
+homes a model trained on ``saferisks-train:holdout=true`` never saw).
 """
 
 from __future__ import annotations
@@ -31,6 +33,8 @@ from safebeal.scene.graph import LRUCache
 from safebeal.scene import SceneGraph, ScriptSyntaxError, parse_line
 
 DATA_FILE = PACKAGE_DATA / "datasets" / "data" / "saferisks.jsonl.gz"
+#: the homes of the in-distribution test (``saferisks-id``): 214 of v2's 1,502 training entries are set in them
+ID_HOMES = ("home:0", "home:1", "home:2", "home:3", "home:4")
 SCHEMA_VERSION = 1
 
 
@@ -265,17 +269,29 @@ class SafeRisksDataset(Dataset):
     title = "SafeRisks"
     part: Optional[str] = None
 
+    #: None: every home; True: only the entries in ``ID_HOMES``; False: none of them
+    in_id_homes: Optional[bool] = None
+
     def __init__(self, path: Optional[str] = None, category: Optional[str] = None, limit: int = 0,
-                 arg: Optional[str] = None):
+                 arg: Optional[str] = None, holdout: Any = False):
         self.path = path or arg
         if category is not None and category not in SLUGS:
             raise SafeRisksError(f"unknown category {category!r}; known: {list(SLUGS)}")
         self.category, self.limit = category, int(limit or 0)
+        if str(holdout).lower() not in ("true", "false", "1", "0"):
+            raise SafeRisksError(f"holdout={holdout!r}: give true or false")
+        self.holdout = str(holdout).lower() in ("true", "1")
+        if self.holdout:
+            if self.in_id_homes is not None:
+                raise SafeRisksError(f"{self.name}: holdout applies to saferisks and saferisks-train only")
+            self.in_id_homes = False
 
     def entries(self) -> List[SafeRisksEntry]:
         es = load_entries(self.path)
         if self.part is not None:
             es = [e for e in es if e.split == self.part]
+        if self.in_id_homes is not None:
+            es = [e for e in es if (e.environment.base in ID_HOMES) == self.in_id_homes]
         if self.category is not None:
             es = [e for e in es if self.category in e.categories]
         return es[: self.limit] if self.limit else es
@@ -284,7 +300,10 @@ class SafeRisksDataset(Dataset):
         return [entry_task(e, self.name) for e in self.entries()]
 
     def config(self) -> dict:
-        return {"name": self.name, "path": str(self.path or DATA_FILE), "category": self.category, "limit": self.limit}
+        cfg = {"name": self.name, "path": str(self.path or DATA_FILE), "category": self.category, "limit": self.limit}
+        if self.in_id_homes is not None:
+            cfg["id_homes"] = list(ID_HOMES) if self.in_id_homes else {"excluded": list(ID_HOMES)}
+        return cfg
 
 
 @DATASETS.register("saferisks-train", help="SafeRisks training split (held-out task families excluded)")
@@ -299,3 +318,12 @@ class SafeRisksTestDataset(SafeRisksDataset):
     name = "saferisks-test"
     title = "SafeRisks"
     part = "test"
+
+
+@DATASETS.register("saferisks-id", help="SafeRisks in-distribution test: training families and patterns in held-out "
+                                        "homes (train on saferisks-train:holdout=true)")
+class SafeRisksInDistributionDataset(SafeRisksDataset):
+    name = "saferisks-id"
+    title = "SafeRisks (in distribution)"
+    part = "train"
+    in_id_homes = True
