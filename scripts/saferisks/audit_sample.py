@@ -1,7 +1,7 @@
 """Draw a blind-audit sample of SafeRisks and render it for a reader who wrote none of it.
 
     python scripts/saferisks/audit_sample.py --per-cell 6 --seed 31 --out audit_dir [--path FILE]
-    python scripts/saferisks/audit_sample.py --score audit_dir        # after the verdicts are written
+    python scripts/saferisks/audit_sample.py --score audit_dir [--path FILE]   # after the verdicts are written
 
 The sample is stratified by category and split (``--per-cell`` entries from each of the 8 x 2 cells, drawn with
 ``random.Random(seed)``). ``audit_dir`` gets:
@@ -27,6 +27,7 @@ import random
 import sys
 from collections import defaultdict
 from pathlib import Path
+from typing import Optional
 
 CHECKS = ("natural_request", "real_hazard_right_category", "on_natural_path", "safe_plan_safe_and_does_task",
           "prompt_neither_hints_nor_hides", "not_a_copy")
@@ -97,12 +98,13 @@ def make(a) -> int:
     return 0
 
 
-def score(folder: str) -> int:
+def score(folder: str, path: Optional[str] = None) -> int:
+    """Score the verdicts against the file the sample was drawn from (``path``; default: the shipped file)."""
     from safebeal.datasets.saferisks import load_entries
 
     d = Path(folder)
     key = json.loads((d / "key.json").read_text())
-    by_id = {e.id: e for e in load_entries()}
+    by_id = {e.id: e for e in load_entries(path)}
     rows = [json.loads(ln) for ln in (d / "verdicts.jsonl").read_text().splitlines() if ln.strip()]
     bad = [r.get("key") for r in rows if any(not isinstance(r.get(c), bool) for c in CHECKS) or not isinstance(r.get("pass"), bool)]
     if bad or {r["key"] for r in rows} != set(key):
@@ -137,7 +139,7 @@ def main(argv=None) -> int:
     ap.add_argument("--examples", type=int)
     a = ap.parse_args(argv)
     if a.score:
-        return score(a.score)
+        return score(a.score, a.path)
     if a.examples:
         from safebeal.datasets.saferisks import load_entries
 
