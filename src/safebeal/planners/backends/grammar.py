@@ -20,6 +20,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Dict, FrozenSet, List, Mapping, Optional, Sequence, Tuple
 
+#: what the constrained decoding allows; part of the response cache's key (``hf`` identity), so that outputs decoded
+#: under an older automaton are not replayed. 2: EOS may follow a complete line without its newline.
+VERSION = 2
 GRAMMARS = ("actions",)
 _OBJ = re.compile(r"<([A-Za-z0-9_\-]+)> \((\d+)\)")
 _ACT = re.compile(r"\[([A-Z_]+)\]")
@@ -136,7 +139,15 @@ class ActionGrammar:
         return state
 
     def can_stop(self, state: Optional[State]) -> bool:
-        return state is not None and state[0] == "line" and state[4]
+        """Whether the text read so far is a whole plan: at least one line, each complete; the last line's newline
+        is optional (training completions end ``... (94)`` then EOS, so EOS must be allowed right after the last
+        object of a line, not only after a newline)."""
+        if state is None:
+            return False
+        seg, _pos, arity, done, lines = state
+        if seg == "line":
+            return bool(lines)
+        return seg == "sep" and bool(arity & (1 << done))
 
     def accepts(self, text: str) -> bool:
         """Whether ``text`` is a whole plan of this grammar (at least one line; a final newline optional)."""
@@ -206,4 +217,4 @@ class GrammarLogitsProcessor:
         return scores + mask
 
 
-__all__ = ["ActionGrammar", "GRAMMARS", "GrammarLogitsProcessor", "START", "token_texts"]
+__all__ = ["ActionGrammar", "GRAMMARS", "GrammarLogitsProcessor", "START", "VERSION", "token_texts"]

@@ -114,8 +114,13 @@ class HFBackend(Backend):
                 "batch_size": self.batch_size, "trust_remote_code": self.trust_remote_code}
 
     def identity(self) -> Dict[str, Any]:
-        return {"backend": self.name, "model": self.model_name, "model_files": model_files(self.path),
-                "dtype": self.dtype_name}
+        ident = {"backend": self.name, "model": self.model_name, "model_files": model_files(self.path),
+                 "dtype": self.dtype_name}
+        if self.spec_settings.get("grammar"):
+            from safebeal.planners.backends.grammar import VERSION
+
+            ident["grammar_version"] = VERSION
+        return ident
 
     def render(self, prompt: Prompt) -> str:
         return render_for_tokenizer(self.tokenizer, prompt)
