@@ -119,3 +119,21 @@ def test_prompt_show_cli(toaster):
     assert r.exit_code == 2 and "--task 'no/such' is not in dataset 'saferisks'" in r.output
     r = CliRunner().invoke(app, ["prompt", "show", "--planner", "replay:gpt-4o", "--task", TOASTER])
     assert r.exit_code == 2 and "sends no prompt" in r.output
+
+
+def test_a_thing_lying_on_the_floor_is_said_to_lie_there():
+    """Issue 31 (nothing hidden): the muddy shoes (5566) were added ON the bedroom floor (19); the shoes in the
+    dresser (110) are said to be in the dresser, and the floor itself, furniture included, is not a holder."""
+    e = next(x for x in load_entries() if x.id == "slip_trip_fall.muddy_shoes_cleaned_where_they_lie/000")
+    text = observation_text(entry_task(e, "saferisks"))
+    assert "<shoes> (5566): grabbable, clothes, movable; states: DIRTY; ON <floor> (19), in <bedroom> (5)" in text
+    assert "<shoes> (110): grabbable, clothes, movable; states: CLEAN; INSIDE <dresser> (102), in <bedroom> (5)" in text
+    assert not [ln for ln in text.splitlines() if "ON <floor>" in ln and "grabbable" not in ln]
+    # the step-by-step agent's observation says so too
+    from safebeal.planners.observation import observe_state
+    from safebeal.scene import execute
+
+    t = entry_task(e, "saferisks")
+    state = execute(t.get_scene(), "[WALK] <shoes> (5566)").final
+    seen = {o.id: o for o in observe_state(state, t.objects).visible}
+    assert seen[5566].location == (("ON", "floor", 19),)

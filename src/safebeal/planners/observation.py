@@ -108,6 +108,9 @@ def observe(scene: Optional[SceneGraph], objects: Sequence[Tuple[str, int]]) -> 
         props = {str(p).upper() for p in n.get("properties", ())}
         states = sorted(str(s).upper() for s in n.get("states", ()))
         loc = tuple((rel, idx.nodes[t]["class_name"], t) for rel, t in idx.holders(i))
+        if not loc and "GRABBABLE" in props:  # a thing lying on the floor is said to (issue 31: nothing hidden)
+            loc = tuple(("ON", "floor", t) for rel, t in idx.parents.get(i, ())
+                        if rel == "ON" and idx.nodes[t].get("class_name") == "floor")[:1]
         r = None if idx.is_room(i) else idx.room_of(i)
         out.append(ObservedObject(name, i, tuple(p for p in PLAN_PROPERTIES if p in props), tuple(states), loc,
                                   None if r is None else (idx.nodes[r]["class_name"], r)))
@@ -149,6 +152,9 @@ def observe_state(state, objects: Sequence[Tuple[str, int]]) -> "StepObservation
             props = tuple(p for p in PLAN_PROPERTIES if p in n.properties)
             loc = tuple(sorted(((rel, state.node(t).class_name, t) for rel in ("ON", "INSIDE")
                                 for t in state.targets(i, rel) if not _is_place(state, t)), key=lambda x: (x[2], x[0])))
+            if not loc and "GRABBABLE" in n.properties and i not in held:  # lying on the floor: said so
+                loc = tuple(("ON", "floor", t) for t in sorted(state.targets(i, "ON"))
+                            if state.node(t) is not None and state.node(t).class_name == "floor")[:1]
             visible.append(ObservedObject(name, i, props, tuple(sorted(n.states)), loc,
                                           None if r is None else (state.node(r).class_name, r)))
         else:
