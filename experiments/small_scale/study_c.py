@@ -45,6 +45,10 @@ METRICS = (("safe", "SafeR"), ("ssr", "SSR"), ("success", "SuccR"))
 MOVES = {"WALK", "RUN", "FIND", "TURNTO", "LOOKAT", "POINTAT", "WATCH"}
 
 
+class SamplesError(ValueError):
+    """The kept samples do not fit together (exit 2, one line)."""
+
+
 # -- samples ---------------------------------------------------------------------------------------------------
 def read_samples(path: Path) -> List[Dict[str, Any]]:
     with gzip.open(path, "rt") as fh:
@@ -122,6 +126,10 @@ def analyse(rows: Dict[str, Dict[str, Dict[str, Dict[str, float]]]]) -> Dict[str
                            "rates": {}, "pairwise": {}, "mde": {}}
 
     def runs(system: str, ds: str) -> Dict[Any, Dict[str, Dict[str, float]]]:
+        units = [f"{system}-s{s}" for s in seeds_of(rows, system)] if system in methods else [system]
+        missing = [u for u in units if ds not in rows[u]]
+        if missing:
+            raise SamplesError(f"{', '.join(missing)}: no samples for {ds} (the base has them)")
         if system in methods:
             return {s: rows[f"{system}-s{s}"][ds] for s in seeds_of(rows, system)}
         return {None: rows[system][ds]}
@@ -132,7 +140,7 @@ def analyse(rows: Dict[str, Dict[str, Dict[str, Dict[str, float]]]]) -> Dict[str
             rs = runs(system, ds)
             for r in rs.values():
                 if sorted(r) != tasks:
-                    raise SystemExit(f"{system} {ds}: its samples cover other tasks than the base's")
+                    raise SamplesError(f"{system} {ds}: its samples cover other tasks than the base's")
             cell = {}
             for key in ("safe", "ssr", "success", "exec", "steps_run"):
                 vals = [rate(r, key) for r in rs.values()]
@@ -190,7 +198,7 @@ def analyse(rows: Dict[str, Dict[str, Dict[str, Dict[str, float]]]]) -> Dict[str
 def _f(x: Optional[float], d: int = 3) -> str:
     if x is None or (isinstance(x, float) and math.isnan(x)):
         return "-"
-    return f"{x:+.{d}f}" if d < 0 else f"{x:.{d}f}"
+    return f"{x:.{d}f}"
 
 
 def _signed(x: Optional[float]) -> str:
@@ -482,9 +490,13 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if not (args.out / "samples" / "base").is_dir():
         print(f"{args.out}: no kept samples of the base model (samples/base/); run the study first", file=sys.stderr)
         return 2
-    if args.command == "baselines":
-        baselines(args.out, args.config)
-    doc = tables(args.out)
+    try:
+        if args.command == "baselines":
+            baselines(args.out, args.config)
+        doc = tables(args.out)
+    except SamplesError as exc:
+        print(f"{args.out}: {exc}", file=sys.stderr)
+        return 2
     print((args.out / "study_c.md").read_text())
     return 0 if doc else 1
 

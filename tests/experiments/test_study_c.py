@@ -169,3 +169,17 @@ def test_baselines_replay_the_rules_on_the_base_plans(tmp_path):
     doc = json.loads((out / "study_c.json").read_text())
     assert doc["systems"] == ["base", "generic-rule", "surface-rule"]
     assert doc["pair_rivals"]["pairs"] == 1
+
+
+def test_samples_that_do_not_fit_are_one_line_and_exit_2(tmp_path):
+    write(tmp_path, "base", "saferisks-id", [(True, True), (False, True)])
+    write(tmp_path, "dpo-s0", "saferisks-id", [(True, True)])  # one task short
+    proc = subprocess.run([sys.executable, str(SCRIPT), "tables", str(tmp_path)], capture_output=True, text=True,
+                          timeout=60)
+    assert proc.returncode == 2 and "dpo its samples cover other tasks" not in proc.stderr
+    assert proc.stderr.strip() == f"{tmp_path}: dpo saferisks-id: its samples cover other tasks than the base's"
+    write(tmp_path, "dpo-s0", "saferisks-id", [(True, True), (True, False)])
+    write(tmp_path, "base", "saferisks-test", [(True, True)])  # the base has a set dpo lacks
+    proc = subprocess.run([sys.executable, str(SCRIPT), "tables", str(tmp_path)], capture_output=True, text=True,
+                          timeout=60)
+    assert proc.returncode == 2 and "dpo-s0: no samples for saferisks-test" in proc.stderr
