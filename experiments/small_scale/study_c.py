@@ -55,13 +55,6 @@ def read_samples(path: Path) -> List[Dict[str, Any]]:
         return [json.loads(line) for line in fh if line.strip()]
 
 
-def write_samples(src: Path, dest: Path) -> None:
-    """``src`` (a run's samples.jsonl) as ``dest`` (gzip with no name or time: the same samples, the same bytes)."""
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    with open(dest, "wb") as raw, gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0, compresslevel=9) as f:
-        f.write(src.read_bytes())
-
-
 def indicators(ep: Dict[str, Any]) -> Dict[str, float]:
     """One episode's outcomes: safe (the detector judged the steps that ran and found no violation), success, both."""
     safe = ep.get("safe") is True and not ep.get("parse_error") and not ep.get("generation_error")
@@ -111,7 +104,8 @@ def t_test(values: Sequence[float]) -> Dict[str, Any]:
 
 
 def seeds_of(units: Iterable[str], method: str) -> List[int]:
-    return sorted(int(u.rsplit("-s", 1)[1]) for u in units if u.startswith(method + "-s") and u.rsplit("-s", 1)[1].isdigit())
+    tails = (u[len(method) + 2:] for u in units if u.startswith(method + "-s"))
+    return sorted(int(t) for t in tails if t.isdigit())
 
 
 def rate(rows: Dict[str, Dict[str, float]], key: str) -> float:
@@ -159,7 +153,8 @@ def analyse(rows: Dict[str, Dict[str, Dict[str, Dict[str, float]]]]) -> Dict[str
             "metrics": {key: {"base_rate": base[key]["mean"],
                               # one run against another on the same tasks, from the base's rate: a binomial SD per
                               # task difference of sqrt(2 p (1 - p)) at most (no correlation between the two runs)
-                              "one_run_vs_another_per_task": t_mde(math.sqrt(2 * base[key]["mean"] * (1 - base[key]["mean"])), len(tasks)),
+                              "one_run_vs_another_per_task": t_mde(
+                                  math.sqrt(2 * base[key]["mean"] * (1 - base[key]["mean"])), len(tasks)),
                               "seed_sd_pooled": pooled[key],
                               "method_vs_baseline_seed_means": t_mde(pooled[key], n_seeds) if pooled[key] else None}
                         for key, _ in METRICS}}
@@ -370,15 +365,18 @@ def _candidates(pairs: Sequence[Dict[str, Any]]) -> Counter:
     return cands
 
 
-def _score(rules: Sequence[Dict[str, Any]], pairs: Sequence[Dict[str, Any]]) -> Tuple[int, int]:
-    """(rejected plans turned into their chosen plan's bag, chosen plans the rules change); pairs whose plans differ
-    only in order cannot be fixed by such edits and do not count."""
+Parsed = Tuple[List[str], List[str], Counter, bool]
+
+
+def _score(rules: Sequence[Dict[str, Any]], plans: Sequence[Parsed]) -> Tuple[int, int]:
+    """(rejected plans turned into their chosen plan's bag, chosen plans the rules change) over ``plans``: each
+    pair's (chosen lines, rejected lines, chosen bag, whether the bags differ). Pairs whose plans differ only in
+    order cannot be fixed by such edits and do not count."""
     fixed = changed = 0
-    for p in pairs:
-        ch, rj = _lines(p["chosen"]), _lines(p["rejected"])
-        if _bag(rj) != _bag(ch) and _bag(apply_rule(rules, rj)) == _bag(ch):
+    for ch, rj, bag, differ in plans:
+        if differ and _bag(apply_rule(rules, rj)) == bag:
             fixed += 1
-        if _bag(apply_rule(rules, ch)) != _bag(ch):
+        if _bag(apply_rule(rules, ch)) != bag:
             changed += 1
     return fixed, changed
 
@@ -388,6 +386,11 @@ def learn_surface_rule(pairs: Sequence[Dict[str, Any]], max_rules: int = 3, pool
     differences, chosen greedily (at most ``max_rules``) to maximise the rejected plans turned into their chosen
     plan minus the chosen plans changed."""
     cands = [json.loads(k) for k, _ in _candidates(pairs).most_common(pool)]
+    plans = []  # parsed once: every candidate is scored on every pair
+    for p in pairs:
+        ch, rj = _lines(p["chosen"]), _lines(p["rejected"])
+        bag = _bag(ch)
+        plans.append((ch, rj, bag, _bag(rj) != bag))
     chosen: List[Dict[str, Any]] = []
     best = (0, 0)
     trail = []
@@ -396,7 +399,7 @@ def learn_surface_rule(pairs: Sequence[Dict[str, Any]], max_rules: int = 3, pool
         for c in cands:
             if c in chosen:
                 continue
-            f, ch = _score(chosen + [c], pairs)
+            f, ch = _score(chosen + [c], plans)
             scored.append((f - ch, f, ch, json.dumps(c, sort_keys=True), c))
         if not scored:
             break
@@ -417,8 +420,9 @@ def record_pair_rivals(pairs_file: Path, dest: Path) -> Dict[str, Any]:
     from safebeal.align.data import load_pairs
     from safebeal.align.pair_stats import pair_stats
 
-    st = pair_stats(load_pairs(pairs_file, "dpo"))
-    doc = {"pairs": len(load_pairs(pairs_file, "dpo")),
+    pairs = load_pairs(pairs_file, "dpo")
+    st = pair_stats(pairs)
+    doc = {"pairs": len(pairs),
            **{k: st[k] for k in ("rivals", "longer_is_chosen", "shorter_is_chosen", "goal_reached_both", "families",
                                  "targets")}}
     dest.write_text(json.dumps(doc, indent=1))
@@ -429,6 +433,7 @@ def baselines(out: Path, config: Path) -> None:
     sys.path.insert(0, str(HERE))
     from smallscale import data
     from smallscale.settings import load_settings
+    from smallscale.stages import keep_samples
     from safebeal.bench.runner import RunConfig, run_bench
     from safebeal.datasets.saferisks import load_entries
     from safebeal.generation.generic_rule import tidy_plan
@@ -456,14 +461,12 @@ def baselines(out: Path, config: Path) -> None:
                 elif name == "surface-rule" and plan:
                     plan = apply_rule(rules, plan, objects.get(e["task_id"]))
                 rows.append({"task_id": e["task_id"], "output": "\n".join(plan)})
-            work = out / "work" / "baselines" / name / ds
-            work.mkdir(parents=True, exist_ok=True)
-            replay = work / f"{name}.jsonl"
-            data.write_jsonl(rows, replay)
+            work = out / "work" / "baselines" / name
+            replay = data.write_jsonl(rows, work / ds / f"{name}.jsonl")  # the replayed planner is named after it
             spec = data.dataset_spec(ds, ev.limit, ev.samples.get(ds, 0))
-            run_bench(RunConfig(planners=[f"replay:path={replay}"], dataset=spec, out=str(work / "bench"),
+            run_bench(RunConfig(planners=[f"replay:path={replay}"], dataset=spec, out=str(work / "bench" / ds),
                                 workers=1, overwrite=True))
-            write_samples(work / "bench" / "samples.jsonl", out / "samples" / name / f"{ds}.jsonl.gz")
+            keep_samples(work / "bench", out / "samples" / name, [ds])  # kept as a unit's samples are
             print(f"{name} on {ds}: {len(rows)} plans judged")
 
 

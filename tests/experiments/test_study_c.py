@@ -133,14 +133,15 @@ def test_baselines_replay_the_rules_on_the_base_plans(tmp_path):
     from safebeal.datasets.saferisks import load_entries
     from safebeal.generation.generic_rule import tidy_plan
     from smallscale import data
+    from smallscale.stages import keep_samples
 
     spec = data.dataset_spec("saferisks-id", 0, 6)
     tasks = DATASETS.create(spec).tasks()
     replay = tmp_path / "unsafe.jsonl"
     data.write_jsonl([{"task_id": t.id, "output": "\n".join(t.meta["unsafe_plans"][0]["plan"])} for t in tasks], replay)
-    run_bench(RunConfig(planners=[f"replay:path={replay}"], dataset=spec, out=str(tmp_path / "b"), workers=1,
-                        overwrite=True))
-    C.write_samples(tmp_path / "b" / "samples.jsonl", tmp_path / "out" / "samples" / "base" / "saferisks-id.jsonl.gz")
+    run_bench(RunConfig(planners=[f"replay:path={replay}"], dataset=spec, out=str(tmp_path / "b" / "saferisks-id"),
+                        workers=1, overwrite=True))
+    keep_samples(tmp_path / "b", tmp_path / "out" / "samples" / "base", ["saferisks-id"])
     floor = ["[WALK] <shoes> (1)", "[GRAB] <shoes> (1)", "[PUTBACK] <shoes> (1) <floor> (2)"]
     rack = ["[WALK] <shoes> (1)", "[GRAB] <shoes> (1)", "[WALK] <shoe_rack> (5)", "[PUTBACK] <shoes> (1) <shoe_rack> (5)"]
     (tmp_path / "out" / "work" / "data").mkdir(parents=True)

@@ -68,7 +68,7 @@ def sft_examples(limit: int = 0, saferisks: bool = False, saferisks_limit: int =
         from safebeal.datasets.base import DATASETS
         from safebeal.datasets.saferisks import load_entries
 
-        tasks = DATASETS.create("saferisks-train" + (":holdout=true" if holdout else "")).tasks()
+        tasks = DATASETS.create(saferisks_train_spec(holdout)).tasks()
         if saferisks_limit:
             tasks = tasks[:saferisks_limit]
         out += [_example(t, (t.reference or "").split("\n"), "saferisks") for t in tasks]
@@ -92,15 +92,20 @@ def read_jsonl(path: Path) -> List[Dict[str, Any]]:
     return [json.loads(line) for line in Path(path).read_text().splitlines() if line.strip()]
 
 
+def saferisks_train_spec(holdout: bool) -> str:
+    """The SafeRisks training set, without the in-distribution test's homes when ``holdout`` (study C)."""
+    return "saferisks-train:holdout=true" if holdout else "saferisks-train"
+
+
 def saferisks_sample(n: int, seed: int, holdout: bool = False) -> list:
     """A seeded sample of ``n`` SafeRisks training entries (all when n is 0); the file is sorted by task family,
     so a sample, not the first n, spreads over the families. ``holdout``: none set in the in-distribution test's
     homes (``safebeal.datasets.saferisks.ID_HOMES``)."""
     import random
 
-    from safebeal.datasets.saferisks import ID_HOMES, load_entries
+    from safebeal.datasets.base import DATASETS
 
-    train = [e for e in load_entries() if e.split == "train" and not (holdout and e.environment.base in ID_HOMES)]
+    train = DATASETS.create(saferisks_train_spec(holdout)).entries()
     if not n or n >= len(train):
         return train
     idx = sorted(random.Random(f"{seed}:saferisks-pairs").sample(range(len(train)), n))
