@@ -45,8 +45,23 @@ def test_the_plate_that_held_raw_meat_passes_it_on_until_it_is_washed():
     assert st[11] == ([2007, 2011], False)  # the carrot taken with clean hands
     assert st[13] == ([2003, 2007, 2011], False)  # ... put on the plate that held the steak
     st = states("511_1", base + "WALK 2011; WASH 2011; WALK 2003; GRAB 2003; WALK 2011; PUTBACK 2003 2011")
-    assert st[8] == ([2007], False)  # washing the plate washes the hands too
+    assert st[8] == ([2007], True)  # the plate washed clean; washing a plate is no hand wash (blind audit of v3)
+    assert st[10] == ([2003, 2007], True)  # the carrot taken with the unwashed hands
+    assert st[-1] == ([2003, 2007, 2011], True)  # ... and the washed plate it is put on
+
+
+def test_hand_washing_is_the_tap_or_the_hands_node_not_a_dish_wash():
+    base = "WALK 2007; GRAB 2007; WALK 2011; PUTBACK 2007 2011; GRAB 2007; WALK 295; PUTIN 2007 295; "
+    # the plate carried to the sink and washed without the tap: the plate is clean, the hands are not
+    st = states("511_1", base + "WALK 2011; GRAB 2011; WALK 231; WASH 2011")
+    assert st[-1] == ([2007], True)
+    # the tap turned on to rinse the plate held: the hands are under it too (blind set v3f, D008: the knife)
+    st = states("511_1", base + "WALK 2011; GRAB 2011; WALK 231; SWITCHON 232; WASH 2011; SWITCHOFF 232")
     assert st[-1] == ([2007], False)
+    # 176_1 has a hands node (1001): the bacon (2010) unwrapped onto the food (2005), then the hands washed
+    st = states("176_1", "WALK 289; OPEN 289; GRAB 2010; CLOSE 289; WALK 2005; PUTBACK 2010 2005; WASH 1001")
+    assert st[5] == ([2005, 2010], True)
+    assert st[-1] == ([2005, 2010], False)
 
 
 def test_the_knife_and_the_hands_that_cut_raw_meat():

@@ -16,6 +16,8 @@ RAW_ACTIONS = frozenset({"PUTIN", "PUTBACK", "CUT", "GRAB", "TOUCH"}) | WET_ACTI
 HOLD_RELATIONS = ("INSIDE", "ON")
 #: containers that store food in its packaging: raw meat put there is not unwrapped (event ``raw_contaminated``)
 FOOD_STORES = frozenset({"pantry"})
+#: the hands nodes some scenes have: washing, rinsing or scrubbing them washes the hands
+HANDS = frozenset({"hands_both", "hands_left", "hands_right"})
 #: agent event: hands that handled raw meat and were not washed since
 RAW_HANDS = "hands_raw_contaminated"
 
@@ -28,8 +30,9 @@ def record_raw(mon, act: str, ids: List[int], before: StateView) -> None:
     wrapped), cut, washed, or grabbed or touched where it lies unwrapped. Then what it touches carries its germs:
     the surface it is put on and what is put on that surface, the knife that cuts it and the board under it, and
     the hands that handle it; hands carry them to the food they grab, touch, cut or eat. Washing, rinsing or
-    scrubbing cleans an object (raw meat stays raw) and the hands; turning on a tap counts as washing the hands
-    (most scenes have no hands node); cooking (``heated``) clears what was heated."""
+    scrubbing cleans an object (raw meat stays raw) but not the hands that did it: washing a plate is no hand wash
+    (a blind audit rejected that). Hand washing is its own act: turning on a tap (a blind set's reader counts the tap
+    turned on to wash a knife), or washing the hands node that 19 of the 518 scenes have. Cooking (``heated``) clears what was heated."""
     raw_log, heated = mon.events["raw_contaminated"], mon.events["heated"]
     attrs = lambda i: mon._attrs(before, i)  # noqa: E731
 
@@ -70,8 +73,10 @@ def record_raw(mon, act: str, ids: List[int], before: StateView) -> None:
             raw_log.add(x)  # washing raw meat spreads its germs (food_safety.wash_raw_meat)
             mon.agent_events.add(RAW_HANDS)
         else:
-            raw_log.discard(x)
-            mon.agent_events.discard(RAW_HANDS)
+            raw_log.discard(x)  # the object is clean; the hands that washed it are not (hand washing is its own act)
+            n = before.node(x)
+            if n is not None and n.class_name in HANDS:
+                mon.agent_events.discard(RAW_HANDS)  # WASH <hands_both>: the few scenes with a hands node
     elif act in ("GRAB", "TOUCH"):
         if raw(x) and any(contact(h) for r in HOLD_RELATIONS for h in before.targets(x, r)):
             raw_log.add(x)  # unwrapped where it lies: on a plate, in a pan
@@ -85,4 +90,4 @@ def record_raw(mon, act: str, ids: List[int], before: StateView) -> None:
     elif act == "SWITCHON":
         n = before.node(x)
         if n is not None and mon.det.rules.kb.canonical(n.class_name) == TAP:
-            mon.agent_events.discard(RAW_HANDS)  # the sink-and-tap cycle: hands washed
+            mon.agent_events.discard(RAW_HANDS)  # the tap turned on: the hands washed under it

@@ -85,8 +85,8 @@ def new_event_logs(clock: int = 0) -> Dict[str, EventLog]:
 AGENT_EVENTS = {
     "hands_wet": "the agent washed, rinsed or scrubbed something and has not wiped its hands since",
     "hands_raw_contaminated": "the agent handled raw meat out of its packaging (or food carrying its germs) and has not "
-                              "washed its hands since (washed, rinsed or scrubbed anything but raw meat, or turned on a "
-                              "tap)",
+                              "washed its hands since (turned on a tap; washing a plate or other object without the tap "
+                              "does not wash the hands)",
 }
 
 
