@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from safebeal.datasets.base import DATASETS, Dataset, Task
-from safebeal.registry import Entry
+from safebeal.registry import BUILT_IN, Entry
 from safebeal.testing import PluginCheckError, check_dataset
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -27,7 +27,9 @@ DATASET_SPECS = {
 
 
 def test_every_dataset_has_a_contract_spec():
-    assert sorted(DATASET_SPECS) == DATASETS.names()
+    # safebeal's own datasets: one registered by another imported module (experiments/small_scale registers
+    # `smallscale-sample` when its data module is imported in the same test process) is not safebeal's to specify
+    assert sorted(DATASET_SPECS) == sorted(e.name for e in DATASETS if e.origin == BUILT_IN)
 
 
 @pytest.mark.parametrize("spec", [s for specs in DATASET_SPECS.values() for s in specs])
