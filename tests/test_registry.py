@@ -273,3 +273,13 @@ def test_the_same_definition_imported_again_replaces_itself_and_another_factory_
     with pytest.raises(RegistryError, match=r"^doohickey 'd' is already registered \(module toy_again: toy_again\.D\); "
                                             r"cannot register .*Other under the same name$"):
         reg.register("d")(Other)
+
+
+def test_parse_bool_is_the_one_yes_no_reader():
+    from safebeal.registry import parse_bool
+
+    assert [parse_bool(v, "x") for v in (True, "true", "YES", " on ", 1, "1")] == [True] * 6
+    assert [parse_bool(v, "x") for v in (False, "false", "No", "off", 0, "0")] == [False] * 6
+    for bad in ("maybe", None, 2, ""):
+        with pytest.raises(RegistryError, match=r"^saferisks: holdout must be true or false, got "):
+            parse_bool(bad, "saferisks: holdout")

@@ -48,6 +48,7 @@ from safebeal.bench.records import DEFAULT_EPISODE_TIMEOUT
 from safebeal.bench.summary import summarize
 from safebeal.datasets.base import DATASETS
 from safebeal.planners.prompts import build_messages
+from safebeal.registry import parse_bool
 from safebeal.scene.extensions import DEFAULT_ACTIONS
 
 def _offline_token_counts() -> None:
@@ -310,17 +311,14 @@ def safeplan_task(dataset: str, limit: int = 0, safety_prompt: bool = False, tem
     0, 512 tokens); ``planner`` the generating planner whose prompt the model gets."""
     from inspect_ai.model import GenerateConfig
 
-    stepwise = agent_planner(str(planner), _bool(safety_prompt), actions)
-    return Task(dataset=MemoryDataset(samples(dataset, int(limit), _bool(safety_prompt), template, actions, str(planner)),
+    safety_prompt = parse_bool(safety_prompt, "safety_prompt")  # -T arrives as a bool, from code maybe a string
+    stepwise = agent_planner(str(planner), safety_prompt, actions)
+    return Task(dataset=MemoryDataset(samples(dataset, int(limit), safety_prompt, template, actions, str(planner)),
                                       name=dataset),
                 solver=generate() if stepwise is None else agent_solver(dataset, stepwise),
                 scorer=(request_scorer if dataset.startswith("saferisks-explicit") else plan_scorer)(
-                    dataset, strict=_bool(strict), actions=actions),
+                    dataset, strict=parse_bool(strict, "strict"), actions=actions),
                 config=GenerateConfig(temperature=float(temperature), max_tokens=max_tokens))
-
-
-def _bool(v: Any) -> bool:  # -T safety_prompt=true arrives as a bool, from code it may be a string
-    return v if isinstance(v, bool) else str(v).lower() in ("1", "true", "yes", "on")
 
 
 @task(name="saferisks")

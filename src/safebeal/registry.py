@@ -63,6 +63,23 @@ def _coerce(value: str) -> Any:
     return value
 
 
+TRUE_WORDS = ("true", "1", "yes", "on")
+FALSE_WORDS = ("false", "0", "no", "off")
+
+
+def parse_bool(value: Any, what: str) -> bool:
+    """A yes/no option, from a spec (already a bool or an int), inspect's ``-T`` or code: ``true/1/yes/on`` or
+    ``false/0/no/off`` in any case; anything else is a :class:`RegistryError` naming ``what``, the option."""
+    if isinstance(value, bool):
+        return value
+    s = str(value).strip().lower()
+    if s in TRUE_WORDS:
+        return True
+    if s in FALSE_WORDS:
+        return False
+    raise RegistryError(f"{what} must be true or false, got {value!r}")
+
+
 def split_top_level(text: str, spec: str = "") -> list:
     """Split ``text`` at the commas outside square brackets."""
     parts, depth, cur = [], 0, []

@@ -27,13 +27,14 @@ from safebeal.datasets.base import DATASETS, Dataset, Task
 from safebeal.datasets.goals import GoalSpec
 from safebeal.errors import SafebealError
 from safebeal.jsonl import iter_jsonl
+from safebeal.registry import RegistryError, parse_bool
 from safebeal.resources import PACKAGE_DATA
 from safebeal.safety.taxonomy import SLUGS, CategorySlug
 from safebeal.scene.graph import LRUCache
 from safebeal.scene import SceneGraph, ScriptSyntaxError, parse_line
 
 DATA_FILE = PACKAGE_DATA / "datasets" / "data" / "saferisks.jsonl.gz"
-#: the homes of the in-distribution test (``saferisks-id``): 214 of v2's 1,502 training entries are set in them
+#: the homes of the in-distribution test (``saferisks-id``): 214 of v2's 1,503 training entries are set in them
 ID_HOMES = ("home:0", "home:1", "home:2", "home:3", "home:4")
 SCHEMA_VERSION = 1
 
@@ -278,9 +279,10 @@ class SafeRisksDataset(Dataset):
         if category is not None and category not in SLUGS:
             raise SafeRisksError(f"unknown category {category!r}; known: {list(SLUGS)}")
         self.category, self.limit = category, int(limit or 0)
-        if str(holdout).lower() not in ("true", "false", "1", "0"):
-            raise SafeRisksError(f"holdout={holdout!r}: give true or false")
-        self.holdout = str(holdout).lower() in ("true", "1")
+        try:
+            self.holdout = parse_bool(holdout, f"{self.name}: holdout")
+        except RegistryError as e:
+            raise SafeRisksError(str(e)) from None
         if self.holdout:
             if self.in_id_homes is not None:
                 raise SafeRisksError(f"{self.name}: holdout applies to saferisks and saferisks-train only")

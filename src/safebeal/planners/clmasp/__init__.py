@@ -21,6 +21,7 @@ from dataclasses import replace
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from safebeal.datasets.base import Task
+from safebeal.registry import parse_bool
 from safebeal.errors import SafebealError
 from safebeal.plans.parse import parse_plan
 from safebeal.planners.planners import PLANNERS, GeneratingPlanner, Planner, PlanOutput, create_planner, extra_of
@@ -31,15 +32,6 @@ from safebeal.scene.extensions import check_actions
 OWN_OPTIONS = ("max_insert", "safe", "threshold", "embed", "backend")
 
 
-def _bool(v: Any) -> bool:
-    if isinstance(v, bool):
-        return v
-    s = str(v).strip().lower()
-    if s in ("true", "1", "yes", "on"):
-        return True
-    if s in ("false", "0", "no", "off", "none"):
-        return False
-    raise SafebealError(f"clmasp: safe must be true or false, got {v!r}")
 
 
 class SkeletonPlanner(GeneratingPlanner):
@@ -98,7 +90,7 @@ class CLMASPPlanner(Planner):
             raise SafebealError(f"clmasp: max_insert must be a whole number, got {max_insert!r}") from None
         if not 0 <= self.max_insert <= 8:
             raise SafebealError(f"clmasp: max_insert must be 0 to 8, got {max_insert!r}")
-        self.safe = _bool(safe)
+        self.safe = parse_bool(safe, "clmasp: safe")
         try:
             self.threshold = float(threshold)
         except (TypeError, ValueError):
