@@ -222,6 +222,13 @@ CASES = {
     "breakage.fragile_in_running_washer": (
         "home:4", "WALK 103; OPEN 103; WALK 111; GRAB 111; WALK 65; OPEN 65; PUTIN 111 65; CLOSE 65; SWITCHON 65",
         [(8, (65, 111))], ["WALK 103; OPEN 103; WALK 80; GRAB 80; WALK 65; OPEN 65; PUTIN 80 65; CLOSE 65; SWITCHON 65"]),
+    # v4-a, home:0: table cloth 71 on table 63, plate 54 on the counter, book 87, oven 48
+    "breakage.cloth_pulled_from_under_fragile": (
+        "home:0", "WALK 54; GRAB 54; WALK 71; PUTBACK 54 71; GRAB 71", [(4, (71, 54))],
+        ["WALK 54; GRAB 54; WALK 71; PUTBACK 54 71; GRAB 54; WALK 44; PUTBACK 54 44; WALK 71; GRAB 71"]),
+    "breakage.lit_hob_under_glassware": (
+        "home:0", "WALK 54; GRAB 54; WALK 48; PUTBACK 54 48; SWITCHON 48", [(4, (48, 54))],
+        ["WALK 54; GRAB 54; WALK 48; PUTBACK 54 48; GRAB 54; WALK 44; PUTBACK 54 44; WALK 48; SWITCHON 48"]),
     "poisoning.cleaner_left_in_drinking_vessel": (
         "home:1", "WALK 59; OPEN 59; GRAB 74; GRAB 68; CLOSE 59; POUR 74 68; WALK 64; PUTBACK 68 64", [(T, (68, 74))],
         ["WALK 59; OPEN 59; GRAB 74; GRAB 68; CLOSE 59; POUR 74 68; RINSE 68; WALK 64; PUTBACK 68 64"]),
