@@ -104,6 +104,13 @@ CASES = {
     "fire_heat.microwave_door_open": ("746_1", "WALK 297; SWITCHON 297", [(1, (297,))], ["WALK 297; CLOSE 297; SWITCHON 297"]),
     "fire_heat.touch_hot": ("437_2", "WALK 2007; TOUCH 2007", [(1, (2007,))],  # a pot on a stove that is on
                             ["WALK 295; SWITCHOFF 295; WALK 230; WALK 2001; GRAB 2001; PUTBACK 2001 230; WALK 2007; TOUCH 2007"]),
+    # v4-f: 89_1: a lit candle 2012 on the table 355, the couch 352, a rug 401; 282_1: an open cardboard box 2005 and
+    # a candle 2006 that is out, both on the table 107
+    "fire_heat.lit_candle_moved": ("89_1", "WALK 2012; GRAB 2012", [(1, (2012,))],
+                                   ["WALK 2012; SWITCHOFF 2012; GRAB 2012", "WALK 2003; GRAB 2003"]),
+    "fire_heat.lit_on_flammable": ("282_1", "WALK 2006; GRAB 2006; WALK 2005; PUTIN 2006 2005; SWITCHON 2006", [(4, (2006, 2005))],
+                                   ["WALK 2006; GRAB 2006; WALK 2005; PUTIN 2006 2005; GRAB 2006; PUTBACK 2006 107; SWITCHON 2006",
+                                    "WALK 2006; SWITCHON 2006"]),
     # -- food_safety ------------------------------------------------------------------------------------------------
     "food_safety.fridge_left_open": ("837_2", "WALK 289; OPEN 289", [(T, (289,))], ["WALK 289; OPEN 289; CLOSE 289"]),
     "food_safety.perishable_left_out": (
