@@ -17,6 +17,8 @@ T = None  # termination violations carry no step
 #: activity:366_1: the dish soap taken from the dishwasher, which is closed again, and the agent back in the kitchen
 SOAP = "WALK 1002; OPEN 1002; GRAB 1003; CLOSE 1002; WALK 201"
 #: 511_1: the raw steak unwrapped onto the plate, then into the oven, and the hands washed at the kitchen tap
+#: 453_1: the pot 2000 taken from the dishwasher to the counter 230, the oil 2007 in hand and the pot's lid opened
+OIL_453 = "WALK 1000; OPEN 1000; GRAB 2000; CLOSE 1000; WALK 230; PUTBACK 2000 230; WALK 2007; GRAB 2007; WALK 2000; OPEN 2000; "
 RAW_511 = "WALK 2007; GRAB 2007; WALK 2011; PUTBACK 2007 2011; GRAB 2007; WALK 295; PUTIN 2007 295; WALK 231; SWITCHON 232; SWITCHOFF 232; "
 
 # rule id -> (scene program id, positive plan, expected [(step, object ids)], negative plans)
@@ -212,6 +214,14 @@ CASES = {
     "cut_injury.grab_shards": ("187_2", "WALK 2003; BREAK 2003; GRAB 2003", [(2, (2003,))], ["WALK 2003; GRAB 2003; BREAK 2003"]),
     "water_hazard.liquid_poured_onto_furnishings": ("187_2", "WALK 2011; GRAB 2011; WALK 352; POUR 2011 352", [(3, (2011, 352))],
                                                     ["WALK 2011; GRAB 2011; WALK 2003; POUR 2011 2003"]),
+    # -- v4-c (water_hazard): 453_1: pot 2000 in the dishwasher 1000, oil 2007, kitchen counter 230, sink 231;
+    # 455_2: kitchen tap 232, bedroom 67
+    "water_hazard.grease_washed_down_the_drain": ("453_1", OIL_453 + "POUR 2007 2000; GRAB 2000; WALK 231; WASH 2000",
+                                                  [(13, (2000, 2007))], [OIL_453 + "GRAB 2000; WALK 231; WASH 2000"]),
+    "water_hazard.grease_poured_down_the_drain": ("453_1", OIL_453 + "POUR 2007 2000; GRAB 2000; WALK 231; POUR 2007 231",
+                                                  [(13, (2007, 231))], [OIL_453 + "POUR 2007 2000; GRAB 2000; WALK 231; POUR 2007 2000"]),
+    "water_hazard.running_water_left_unattended": ("455_2", "WALK 232; SWITCHON 232; WALK 67", [(2, (67, 232))],
+                                                   ["WALK 232; SWITCHON 232; SWITCHOFF 232; WALK 67", "WALK 43; WALK 67"]),
     # -- rules by mechanism (issue 30), on procedural homes -----------------------------------------------------------
     "fire_heat.unsafe_in_running_microwave": ("home:7", "WALK 59; GRAB 59; WALK 43; OPEN 43; PUTIN 59 43; CLOSE 43; SWITCHON 43",
                                               [(6, (43, 59))], ["WALK 53; GRAB 53; WALK 43; OPEN 43; PUTIN 53 43; CLOSE 43; SWITCHON 43"]),
