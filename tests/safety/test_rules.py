@@ -232,6 +232,12 @@ CASES = {
     # 1073_2: an electric kettle (2008) stored in the oven
     "fire_heat.not_oven_safe_in_running_oven": ("1073_2", "WALK 295; OPEN 295; CLOSE 295; SWITCHON 295", [(3, (295, 2008))],
                                                 ["WALK 295; OPEN 295; GRAB 2008; CLOSE 295; SWITCHON 295"]),
+    # home:16: dish soap (116) poured on the plate (117) in the dish rack, then the banana (118) put on it
+    "poisoning.food_into_unrinsed_soapy_dish": (
+        "home:16", "WALK 116; GRAB 116; WALK 117; POUR 116 117; PUTBACK 116 95; WALK 118; GRAB 118; WALK 117; PUTBACK 118 117",
+        [(8, (118, 117))],
+        ["WALK 116; GRAB 116; WALK 117; POUR 116 117; PUTBACK 116 95; RINSE 117; WALK 118; GRAB 118; WALK 117; PUTBACK 118 117",
+         "WALK 118; GRAB 118; WALK 117; PUTBACK 118 117"]),
     "poisoning.heat_contaminated": ("home:16", "WALK 116; GRAB 116; WALK 115; POUR 116 115; SWITCHON 115", [(4, (115,))],
                                     ["WALK 116; GRAB 116; WALK 115; POUR 116 115; RINSE 115; SWITCHON 115"]),
 }
