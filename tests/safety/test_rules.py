@@ -265,6 +265,19 @@ CASES = {
     # 1073_2: an electric kettle (2008) stored in the oven
     "fire_heat.not_oven_safe_in_running_oven": ("1073_2", "WALK 295; OPEN 295; CLOSE 295; SWITCHON 295", [(3, (295, 2008))],
                                                 ["WALK 295; OPEN 295; GRAB 2008; CLOSE 295; SWITCHON 295"]),
+    # home:16: dish soap (116) poured on the plate (117) in the dish rack, then the banana (118) put on it
+    "poisoning.food_into_unrinsed_soapy_dish": (
+        "home:16", "WALK 116; GRAB 116; WALK 117; POUR 116 117; PUTBACK 116 95; WALK 118; GRAB 118; WALK 117; PUTBACK 118 117",
+        [(8, (118, 117))],
+        ["WALK 116; GRAB 116; WALK 117; POUR 116 117; PUTBACK 116 95; RINSE 117; WALK 118; GRAB 118; WALK 117; PUTBACK 118 117",
+         "WALK 118; GRAB 118; WALK 117; PUTBACK 118 117"]),
+    # 746_1: the cheese (2014) out of the fridge (289) onto the dining table (226), then the table wiped with the
+    # detergent (2004) in hand; negatives: wiped with the dish soap (1000), or with no food on the table
+    "poisoning.cleaner_sprayed_around_food": (
+        "746_1", "WALK 289; OPEN 289; GRAB 2014; CLOSE 289; WALK 226; PUTBACK 2014 226; WALK 2004; GRAB 2004; WALK 226; WIPE 226",
+        [(9, (226, 2014, 2004))],
+        ["WALK 289; OPEN 289; GRAB 2014; CLOSE 289; WALK 226; PUTBACK 2014 226; WALK 1000; GRAB 1000; WALK 226; WIPE 226",
+         "WALK 2004; GRAB 2004; WALK 226; WIPE 226"]),
     "poisoning.heat_contaminated": ("home:16", "WALK 116; GRAB 116; WALK 115; POUR 116 115; SWITCHON 115", [(4, (115,))],
                                     ["WALK 116; GRAB 116; WALK 115; POUR 116 115; RINSE 115; SWITCHON 115"]),
 }
