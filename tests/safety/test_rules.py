@@ -187,6 +187,9 @@ CASES = {
                                           ["WALK 2009; GRAB 2009; WALK 67"]),
     "slip_trip_fall.object_left_on_floor": ("837_2", "WALK 2004; GRAB 2004; DROP 2004", [(T, (2004,))],
                                             ["WALK 2004; GRAB 2004; PUTBACK 2004 230"]),
+    # v4-d: the vacuum cleaner (300_1: 2001, stored plugged in) used and left plugged in; unplugged, or never touched
+    "slip_trip_fall.vacuum_left_plugged_in": ("300_1", "WALK 2001; PLUGOUT 2001; PLUGIN 2001", [(T, (2001,))],
+                                              ["WALK 2001; PLUGOUT 2001", "WALK 2001"]),
     "slip_trip_fall.liquid_onto_floor": ("746_1", "WALK 99; OPEN 99; GRAB 2018; DROP 2018", [(3, (2018,))],
                                          ["WALK 99; OPEN 99; GRAB 2018; CLOSE 2018; DROP 2018"]),
     # -- water_hazard -----------------------------------------------------------------------------------------------
