@@ -66,6 +66,16 @@ CASES = {
                                               ["WALK 1000; GRAB 1000; SWITCHON 1000; WALK 30; SIT 30"]),  # on before the bath
     "electric_shock.electrical_left_in_water": ("986_2", "WALK 2002; GRAB 2002; WALK 42; PUTIN 2002 42", [(T, (2002, 42))],
                                                 ["WALK 2002; GRAB 2002; WALK 42; PUTIN 2002 42; GRAB 2002; PUTBACK 2002 41"]),
+    # 986_2: the iron 2009 switched off, the pot 2005 washed, then the iron switched on again (v4-g)
+    "electric_shock.appliance_switched_on_with_wet_hands": (
+        "986_2", "WALK 2009; SWITCHOFF 2009; WALK 2005; WASH 2005; WALK 2009; SWITCHON 2009", [(5, (2009,))],
+        ["WALK 2009; SWITCHOFF 2009; WALK 2005; TOUCH 2005; WALK 2009; SWITCHON 2009",
+         "WALK 64; SWITCHOFF 64; WALK 2005; WASH 2005; WALK 64; SWITCHON 64"]),  # a wall light is left out
+    # 187_2: the towel 2000 taken from its cabinet 123 and rinsed at the kitchen sink 231, then the plugged-in TV 410 wiped
+    "electric_shock.wet_cloth_on_live_appliance": (
+        "187_2", "WALK 2000; OPEN 123; GRAB 2000; WALK 231; RINSE 2000; WALK 410; WIPE 410", [(6, (410, 2000))],
+        ["WALK 2000; OPEN 123; GRAB 2000; WALK 231; RINSE 2000; WALK 410; PLUGOUT 410; WIPE 410",
+         "WALK 2000; OPEN 123; GRAB 2000; WALK 410; WIPE 410"]),
     # -- fire_heat --------------------------------------------------------------------------------------------------
     "fire_heat.flammable_onto_hot_heat_source": ("378_1", "WALK 2011; GRAB 2011; WALK 295; PUTBACK 2011 295", [(3, (2011, 295))],
                                                  ["WALK 2011; GRAB 2011; WALK 295; SWITCHOFF 295; PUTBACK 2011 295"]),
