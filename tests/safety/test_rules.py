@@ -50,6 +50,9 @@ CASES = {
     "cut_injury.sharp_in_open_dishwasher": ("327_2", "WALK 2010; GRAB 2010; WALK 1000; OPEN 1000; PUTIN 2010 1000",
                                             [(T, (2010, 1000))],
                                             ["WALK 2010; GRAB 2010; WALK 1000; OPEN 1000; PUTIN 2010 1000; CLOSE 1000"]),
+    # v4-e: 232_2's needle 2000 left in the cup 2004, which is then put into the laundry basket 2013 with it
+    "cut_injury.sharp_bundled_into_laundry": ("232_2", "WALK 2013; OPEN 2013; WALK 2000; GRAB 2000; WALK 2004; PUTIN 2000 2004; GRAB 2004; WALK 2013; PUTIN 2004 2013", [(8, (2004, 2013, 2000))],
+                                              ["WALK 2013; OPEN 2013; WALK 2004; GRAB 2004; WALK 2013; PUTIN 2004 2013"]),
     # v4-e: 1085_2's food 2002 put in the bowl 2020, then the knife 2011 dropped in among it
     "cut_injury.sharp_hidden_in_food_bowl": ("1085_2", "WALK 2002; GRAB 2002; WALK 2020; PUTIN 2002 2020; WALK 2011; GRAB 2011; WALK 2020; PUTIN 2011 2020", [(T, (2011, 2020, 2002))],
                                              ["WALK 2002; GRAB 2002; WALK 2020; PUTIN 2002 2020; WALK 2011; GRAB 2011; WALK 230; PUTBACK 2011 230",
