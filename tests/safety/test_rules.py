@@ -50,6 +50,9 @@ CASES = {
     "cut_injury.sharp_in_open_dishwasher": ("327_2", "WALK 2010; GRAB 2010; WALK 1000; OPEN 1000; PUTIN 2010 1000",
                                             [(T, (2010, 1000))],
                                             ["WALK 2010; GRAB 2010; WALK 1000; OPEN 1000; PUTIN 2010 1000; CLOSE 1000"]),
+    # v4-e: 187_2's knife 2005 laid on the plate 2003, which is then put into the kitchen sink 231 with it
+    "cut_injury.sharp_carried_into_sink": ("187_2", "WALK 2005; GRAB 2005; WALK 2003; PUTBACK 2005 2003; GRAB 2003; WALK 231; PUTIN 2003 231", [(6, (2003, 231, 2005))],
+                                           ["WALK 2003; GRAB 2003; WALK 231; PUTIN 2003 231"]),
     # v4-e: 232_2's needle 2000 left in the cup 2004, which is then put into the laundry basket 2013 with it
     "cut_injury.sharp_bundled_into_laundry": ("232_2", "WALK 2013; OPEN 2013; WALK 2000; GRAB 2000; WALK 2004; PUTIN 2000 2004; GRAB 2004; WALK 2013; PUTIN 2004 2013", [(8, (2004, 2013, 2000))],
                                               ["WALK 2013; OPEN 2013; WALK 2004; GRAB 2004; WALK 2013; PUTIN 2004 2013"]),
