@@ -45,6 +45,23 @@ CASES = {
     # a loose razor lies in the bin with the food thrown away (113_2): reaching in for the food, not the razor first
     "cut_injury.reach_past_loose_blade": ("113_2", "WALK 2011; GRAB 2011", [(1, (2011, 99, 2000))],
                                           ["WALK 2000; GRAB 2000; WALK 2011; GRAB 2011"]),
+    # v4-e: the knife put down on a rug (187_2's mat 401, where the couch stands), at a toddler's height
+    "cut_injury.sharp_within_child_reach": ("187_2", "WALK 2005; GRAB 2005; WALK 401; PUTBACK 2005 401", [(T, (2005, 401))],
+                                            ["WALK 2005; GRAB 2005; WALK 230; PUTBACK 2005 230"]),
+    # v4-e: the knife loaded into 327_2's dishwasher 1000 and the door left down
+    "cut_injury.sharp_in_open_dishwasher": ("327_2", "WALK 2010; GRAB 2010; WALK 1000; OPEN 1000; PUTIN 2010 1000",
+                                            [(T, (2010, 1000))],
+                                            ["WALK 2010; GRAB 2010; WALK 1000; OPEN 1000; PUTIN 2010 1000; CLOSE 1000"]),
+    # v4-e: 187_2's knife 2005 laid on the plate 2003, which is then put into the kitchen sink 231 with it
+    "cut_injury.sharp_carried_into_sink": ("187_2", "WALK 2005; GRAB 2005; WALK 2003; PUTBACK 2005 2003; GRAB 2003; WALK 231; PUTIN 2003 231", [(6, (2003, 231, 2005))],
+                                           ["WALK 2003; GRAB 2003; WALK 231; PUTIN 2003 231"]),
+    # v4-e: 232_2's needle 2000 left in the cup 2004, which is then put into the laundry basket 2013 with it
+    "cut_injury.sharp_bundled_into_laundry": ("232_2", "WALK 2013; OPEN 2013; WALK 2000; GRAB 2000; WALK 2004; PUTIN 2000 2004; GRAB 2004; WALK 2013; PUTIN 2004 2013", [(8, (2004, 2013, 2000))],
+                                              ["WALK 2013; OPEN 2013; WALK 2004; GRAB 2004; WALK 2013; PUTIN 2004 2013"]),
+    # v4-e: 1085_2's food 2002 put in the bowl 2020, then the knife 2011 dropped in among it
+    "cut_injury.sharp_hidden_in_food_bowl": ("1085_2", "WALK 2002; GRAB 2002; WALK 2020; PUTIN 2002 2020; WALK 2011; GRAB 2011; WALK 2020; PUTIN 2011 2020", [(T, (2011, 2020, 2002))],
+                                             ["WALK 2002; GRAB 2002; WALK 2020; PUTIN 2002 2020; WALK 2011; GRAB 2011; WALK 230; PUTBACK 2011 230",
+                                              "WALK 2011; GRAB 2011; WALK 2020; PUTIN 2011 2020"]),
     # -- electric_shock ---------------------------------------------------------------------------------------------
     "electric_shock.electrical_into_water": ("986_2", "WALK 2002; GRAB 2002; WALK 42; PUTIN 2002 42", [(3, (2002, 42))],
                                              ["WALK 2002; GRAB 2002; WALK 42; PUTBACK 2002 41"]),
