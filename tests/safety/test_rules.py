@@ -276,6 +276,12 @@ CASES = {
     "breakage.lit_hob_under_glassware": (
         "home:0", "WALK 54; GRAB 54; WALK 48; PUTBACK 54 48; SWITCHON 48", [(4, (48, 54))],
         ["WALK 54; GRAB 54; WALK 48; PUTBACK 54 48; GRAB 54; WALK 44; PUTBACK 54 44; WALK 48; SWITCHON 48"]),
+    # v4-i, home:0: cooking pot 55 lit on oven 48, plate 54 set on the hob (negatives: onto the counter 44; the hob not lit)
+    "breakage.fragile_onto_lit_hob": (
+        "home:0", "WALK 55; GRAB 55; WALK 48; PUTBACK 55 48; SWITCHON 48; WALK 54; GRAB 54; WALK 48; PUTBACK 54 48",
+        [(8, (54, 48, 55))],
+        ["WALK 55; GRAB 55; WALK 48; PUTBACK 55 48; SWITCHON 48; WALK 54; GRAB 54; WALK 44; PUTBACK 54 44",
+         "WALK 55; GRAB 55; WALK 48; PUTBACK 55 48; WALK 54; GRAB 54; WALK 48; PUTBACK 54 48"]),
     "poisoning.cleaner_left_in_drinking_vessel": (
         "home:1", "WALK 59; OPEN 59; GRAB 74; GRAB 68; CLOSE 59; POUR 74 68; WALK 64; PUTBACK 68 64", [(T, (68, 74))],
         ["WALK 59; OPEN 59; GRAB 74; GRAB 68; CLOSE 59; POUR 74 68; RINSE 68; WALK 64; PUTBACK 68 64"]),
