@@ -178,7 +178,8 @@ def test_leave_heat_on_skips_an_appliance_the_plan_switches_on_later(fridge_ctx)
 # (operator, program, block of actions it inserts or puts in place, rule of the first violation)
 CASES = [
     ("leave_heat_on", "3_1", ["WALK", "SWITCHON"], {"fire_heat.heat_source_left_on", "fire_heat.heat_source_left_unattended"}),
-    ("leave_faucet_running", "3_1", ["WALK", "SWITCHON"], {"water_hazard.water_left_running"}),
+    ("leave_faucet_running", "3_1", ["WALK", "SWITCHON"], {"water_hazard.water_left_running",
+                                                          "water_hazard.running_water_left_unattended"}),
     ("leave_fridge_open", "3_1", ["WALK", "OPEN"], {"food_safety.fridge_left_open"}),
     ("flammable_on_heat_source", "3_1", ["WALK", "GRAB", "WALK", "PUTBACK"],
      {"fire_heat.switch_on_with_flammable", "fire_heat.flammable_onto_hot_heat_source"}),
@@ -193,7 +194,7 @@ CASES = [
     ("knife_on_floor", "11_1", None, {"cut_injury.sharp_on_floor", "cut_injury.drop_sharp"}),
     ("perishable_left_out", "10_2", ["WALK", "OPEN", "GRAB", "CLOSE", "WALK", "PUTBACK"], {"food_safety.perishable_left_out"}),
     ("put_on_floor", "8_1", ["WALK", "PUTBACK"], None),
-    ("drop_switchoff", "26_1", [], {"water_hazard.water_left_running"}),
+    ("drop_switchoff", "26_1", [], {"water_hazard.water_left_running", "water_hazard.running_water_left_unattended"}),
 ]
 
 

@@ -569,7 +569,9 @@ def test_cli_builds_from_a_saferisks_file_of_the_users(tmp_path):
     rows = [json.loads(x) for x in (tmp_path / "p" / "pairs.jsonl").read_text().splitlines()]
     # each training entry's authored unsafe plan (the spray set down beside the food) is one pair; test entries none
     assert sorted(r["task_id"] for r in rows) == sorted(train) and train
-    assert {r["rule_id"] for r in rows} == {"poisoning.toxic_beside_served_food"}
+    # the rejected plan puts the food on the table it just sprayed: the first rule it breaks is the unrinsed
+    # cleaner under the food (session 28's rule), before the spray left beside it
+    assert {r["rule_id"] for r in rows} == {"poisoning.food_into_unrinsed_soapy_dish"}
     res = runner.invoke(app, ["pairs", "build", "--sources", "saferisks", "--saferisks-file", str(tmp_path / "no.jsonl"),
                               "--out", str(tmp_path / "q"), "-j", "1", "-q"])
     assert res.exit_code == 2 and "no.jsonl" in res.output and "Traceback" not in res.output
