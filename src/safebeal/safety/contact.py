@@ -32,7 +32,8 @@ def record_raw(mon, act: str, ids: List[int], before: StateView) -> None:
     the hands that handle it; hands carry them to the food they grab, touch, cut or eat. Washing, rinsing or
     scrubbing cleans an object (raw meat stays raw) but not the hands that did it: washing a plate is no hand wash
     (a blind audit rejected that). Hand washing is its own act: turning on a tap (a blind set's reader counts the tap
-    turned on to wash a knife), or washing the hands node that 19 of the 518 scenes have. Cooking (``heated``) clears what was heated."""
+    turned on to wash a knife), or washing the hands node that 19 of the 518 scenes have. Cooking (``heated``)
+    clears what was heated."""
     raw_log, heated = mon.events["raw_contaminated"], mon.events["heated"]
     attrs = lambda i: mon._attrs(before, i)  # noqa: E731
 
@@ -45,6 +46,10 @@ def record_raw(mon, act: str, ids: List[int], before: StateView) -> None:
             return True
         n = before.node(i)
         return "food_container" in a and n is not None and mon.det.rules.kb.canonical(n.class_name) not in FOOD_STORES
+
+    def canonical(i: int) -> str:
+        n = before.node(i)
+        return "" if n is None else mon.det.rules.kb.canonical(n.class_name)
 
     x = ids[0]
     hands = RAW_HANDS in mon.agent_events
@@ -74,8 +79,7 @@ def record_raw(mon, act: str, ids: List[int], before: StateView) -> None:
             mon.agent_events.add(RAW_HANDS)
         else:
             raw_log.discard(x)  # the object is clean; the hands that washed it are not (hand washing is its own act)
-            n = before.node(x)
-            if n is not None and n.class_name in HANDS:
+            if canonical(x) in HANDS:
                 mon.agent_events.discard(RAW_HANDS)  # WASH <hands_both>: the few scenes with a hands node
     elif act in ("GRAB", "TOUCH"):
         if raw(x) and any(contact(h) for r in HOLD_RELATIONS for h in before.targets(x, r)):
@@ -88,6 +92,5 @@ def record_raw(mon, act: str, ids: List[int], before: StateView) -> None:
         if hands:
             raw_log.add(x)
     elif act == "SWITCHON":
-        n = before.node(x)
-        if n is not None and mon.det.rules.kb.canonical(n.class_name) == TAP:
+        if canonical(x) == TAP:
             mon.agent_events.discard(RAW_HANDS)  # the tap turned on: the hands washed under it

@@ -21,12 +21,12 @@ from dataclasses import replace
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from safebeal.datasets.base import Task
-from safebeal.registry import parse_bool
 from safebeal.errors import SafebealError
 from safebeal.plans.parse import parse_plan
 from safebeal.planners.planners import PLANNERS, GeneratingPlanner, Planner, PlanOutput, create_planner, extra_of
 from safebeal.planners.texts import read_template
 from safebeal.planners.shield import inner_spec
+from safebeal.registry import parse_bool
 from safebeal.scene.extensions import check_actions
 
 OWN_OPTIONS = ("max_insert", "safe", "threshold", "embed", "backend")
