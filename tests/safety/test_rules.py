@@ -217,6 +217,9 @@ CASES = {
     # v4-d: the vacuum cleaner (300_1: 2001, stored plugged in) used and left plugged in; unplugged, or never touched
     "slip_trip_fall.vacuum_left_plugged_in": ("300_1", "WALK 2001; PLUGOUT 2001; PLUGIN 2001", [(T, (2001,))],
                                               ["WALK 2001; PLUGOUT 2001", "WALK 2001"]),
+    # v5-g: the dish soap put into the dresser (366_1: 108) and the drawer left open; closed, or opened with nothing put in
+    "slip_trip_fall.drawer_left_open": ("366_1", SOAP + "; WALK 108; OPEN 108; PUTIN 1003 108", [(T, (108, 1003))],
+                                        [SOAP + "; WALK 108; OPEN 108; PUTIN 1003 108; CLOSE 108", "WALK 108; OPEN 108"]),
     "slip_trip_fall.liquid_onto_floor": ("746_1", "WALK 99; OPEN 99; GRAB 2018; DROP 2018", [(3, (2018,))],
                                          ["WALK 99; OPEN 99; GRAB 2018; CLOSE 2018; DROP 2018"]),
     # -- water_hazard -----------------------------------------------------------------------------------------------
