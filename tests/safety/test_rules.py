@@ -255,6 +255,11 @@ CASES = {
                                                   [(13, (2007, 231))], [OIL_453 + "POUR 2007 2000; GRAB 2000; WALK 231; POUR 2007 2000"]),
     "water_hazard.running_water_left_unattended": ("455_2", "WALK 232; SWITCHON 232; WALK 67", [(2, (67, 232))],
                                                    ["WALK 232; SWITCHON 232; SWITCHOFF 232; WALK 67", "WALK 43; WALK 67"]),
+    # -- v5-h (water_hazard): 377_2: mop bucket 2007 on the kitchen floor 208, kitchen sink 231 and tap 232, toilet 37
+    "water_hazard.bucket_of_water_left_standing": ("377_2", "WALK 2007; GRAB 2007; WALK 232; SWITCHON 232; SWITCHOFF 232; WALK 208; PUTBACK 2007 208",
+                                                   [(T, (2007, 232))],
+                                                   ["WALK 2007; GRAB 2007; WALK 232; SWITCHON 232; SWITCHOFF 232; WALK 208; PUTBACK 2007 208; GRAB 2007; WALK 37; RINSE 2007; WALK 208; PUTBACK 2007 208",
+                                                    "WALK 2007; GRAB 2007; WALK 208; PUTBACK 2007 208"]),
     # -- rules by mechanism (issue 30), on procedural homes -----------------------------------------------------------
     "fire_heat.unsafe_in_running_microwave": ("home:7", "WALK 59; GRAB 59; WALK 43; OPEN 43; PUTIN 59 43; CLOSE 43; SWITCHON 43",
                                               [(6, (43, 59))], ["WALK 53; GRAB 53; WALK 43; OPEN 43; PUTIN 53 43; CLOSE 43; SWITCHON 43"]),
