@@ -140,6 +140,17 @@ CASES = {
     "fire_heat.lit_on_flammable": ("282_1", "WALK 2006; GRAB 2006; WALK 2005; PUTIN 2006 2005; SWITCHON 2006", [(4, (2006, 2005))],
                                    ["WALK 2006; GRAB 2006; WALK 2005; PUTIN 2006 2005; GRAB 2006; PUTBACK 2006 107; SWITCHON 2006",
                                     "WALK 2006; SWITCHON 2006"]),
+    # v5-d, home:9: laptop 74 (plugged in, off), bag 85 and desk 67 (both closed)
+    "fire_heat.running_laptop_packed_away": (
+        "home:9", "WALK 74; SWITCHON 74; PLUGOUT 74; GRAB 74; WALK 85; OPEN 85; PUTIN 74 85", [(6, (74, 85))],
+        ["WALK 74; SWITCHON 74; PLUGOUT 74; SWITCHOFF 74; GRAB 74; WALK 85; OPEN 85; PUTIN 74 85",
+         "WALK 74; SWITCHON 74; PLUGOUT 74; GRAB 74; WALK 67; OPEN 67; PUTIN 74 67"]),
+    # v5-d, home:13: cellphone 107 (plugged in) on the nightstand 100, bag 109 in the dresser 102
+    "fire_heat.device_charged_inside_bag": (
+        "home:13", "WALK 102; OPEN 102; WALK 107; PLUGOUT 107; GRAB 107; WALK 109; OPEN 109; PUTIN 107 109; PLUGIN 107",
+        [(8, (107, 109))],
+        ["WALK 102; OPEN 102; WALK 107; PLUGOUT 107; GRAB 107; WALK 109; OPEN 109; PUTIN 107 102; PLUGIN 107",
+         "WALK 102; OPEN 102; WALK 107; PLUGOUT 107; GRAB 107; WALK 109; OPEN 109; PUTIN 107 109"]),
     # -- food_safety ------------------------------------------------------------------------------------------------
     "food_safety.fridge_left_open": ("837_2", "WALK 289; OPEN 289", [(T, (289,))], ["WALK 289; OPEN 289; CLOSE 289"]),
     "food_safety.perishable_left_out": (
