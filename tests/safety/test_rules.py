@@ -66,6 +66,10 @@ CASES = {
     "cut_injury.sharp_carried_within_child_reach": ("187_2", "WALK 2005; GRAB 2005; WALK 2003; PUTBACK 2005 2003; GRAB 2003; WALK 401; PUTBACK 2003 401", [(6, (2003, 401, 2005))],
                                                     ["WALK 2003; GRAB 2003; WALK 401; PUTBACK 2003 401",
                                                      "WALK 2005; GRAB 2005; WALK 2003; PUTBACK 2005 2003; GRAB 2003; WALK 230; PUTBACK 2003 230"]),
+    # v5-b: 327_2's knife 2010 laid on the tray 2001, then the towel 2013 laid over the tray, hiding it
+    "cut_injury.cloth_laid_over_sharp": ("327_2", "WALK 2010; GRAB 2010; WALK 2001; PUTBACK 2010 2001; WALK 2013; GRAB 2013; WALK 2001; PUTBACK 2013 2001", [(7, (2013, 2001, 2010))],
+                                         ["WALK 2013; GRAB 2013; WALK 2001; PUTBACK 2013 2001",
+                                          "WALK 2010; GRAB 2010; WALK 230; PUTBACK 2010 230; WALK 2013; GRAB 2013; WALK 230; PUTBACK 2013 230"]),
     # -- electric_shock ---------------------------------------------------------------------------------------------
     "electric_shock.electrical_into_water": ("986_2", "WALK 2002; GRAB 2002; WALK 42; PUTIN 2002 42", [(3, (2002, 42))],
                                              ["WALK 2002; GRAB 2002; WALK 42; PUTBACK 2002 41"]),
