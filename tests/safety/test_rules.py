@@ -70,6 +70,10 @@ CASES = {
     "cut_injury.cloth_laid_over_sharp": ("327_2", "WALK 2010; GRAB 2010; WALK 2001; PUTBACK 2010 2001; WALK 2013; GRAB 2013; WALK 2001; PUTBACK 2013 2001", [(7, (2013, 2001, 2010))],
                                          ["WALK 2013; GRAB 2013; WALK 2001; PUTBACK 2013 2001",
                                           "WALK 2010; GRAB 2010; WALK 230; PUTBACK 2010 230; WALK 2013; GRAB 2013; WALK 230; PUTBACK 2013 230"]),
+    # v5-b: 528_1's knife 2016 put on the dining table 226, then the tablecloth 2011 spread over the table
+    "cut_injury.tablecloth_spread_over_sharp": ("528_1", "WALK 229; OPEN 229; GRAB 2016; CLOSE 229; WALK 226; PUTBACK 2016 226; WALK 2011; GRAB 2011; WALK 226; PUTBACK 2011 226", [(9, (2011, 226, 2016))],
+                                                ["WALK 2011; GRAB 2011; WALK 226; PUTBACK 2011 226",
+                                                 "WALK 229; OPEN 229; GRAB 2016; CLOSE 229; WALK 230; PUTBACK 2016 230; WALK 2011; GRAB 2011; WALK 226; PUTBACK 2011 226"]),
     # -- electric_shock ---------------------------------------------------------------------------------------------
     "electric_shock.electrical_into_water": ("986_2", "WALK 2002; GRAB 2002; WALK 42; PUTIN 2002 42", [(3, (2002, 42))],
                                              ["WALK 2002; GRAB 2002; WALK 42; PUTBACK 2002 41"]),
