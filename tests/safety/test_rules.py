@@ -74,6 +74,10 @@ CASES = {
     "cut_injury.tablecloth_spread_over_sharp": ("528_1", "WALK 229; OPEN 229; GRAB 2016; CLOSE 229; WALK 226; PUTBACK 2016 226; WALK 2011; GRAB 2011; WALK 226; PUTBACK 2011 226", [(9, (2011, 226, 2016))],
                                                 ["WALK 2011; GRAB 2011; WALK 226; PUTBACK 2011 226",
                                                  "WALK 229; OPEN 229; GRAB 2016; CLOSE 229; WALK 230; PUTBACK 2016 230; WALK 2011; GRAB 2011; WALK 226; PUTBACK 2011 226"]),
+    # v5-b: 220_2's tablecloth 2008 put away in the cupboard 229 with the knife 2015 still lying on it
+    "cut_injury.sharp_put_away_in_linen": ("220_2", "WALK 2008; GRAB 2008; WALK 229; OPEN 229; PUTIN 2008 229", [(4, (2008, 229, 2015))],
+                                           ["WALK 2015; GRAB 2015; WALK 230; PUTBACK 2015 230; WALK 2008; GRAB 2008; WALK 229; OPEN 229; PUTIN 2008 229",
+                                            "WALK 2008; GRAB 2008; WALK 297; OPEN 297; PUTIN 2008 297"]),
     # -- electric_shock ---------------------------------------------------------------------------------------------
     "electric_shock.electrical_into_water": ("986_2", "WALK 2002; GRAB 2002; WALK 42; PUTIN 2002 42", [(3, (2002, 42))],
                                              ["WALK 2002; GRAB 2002; WALK 42; PUTBACK 2002 41"]),
