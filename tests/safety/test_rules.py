@@ -62,6 +62,22 @@ CASES = {
     "cut_injury.sharp_hidden_in_food_bowl": ("1085_2", "WALK 2002; GRAB 2002; WALK 2020; PUTIN 2002 2020; WALK 2011; GRAB 2011; WALK 2020; PUTIN 2011 2020", [(T, (2011, 2020, 2002))],
                                              ["WALK 2002; GRAB 2002; WALK 2020; PUTIN 2002 2020; WALK 2011; GRAB 2011; WALK 230; PUTBACK 2011 230",
                                               "WALK 2011; GRAB 2011; WALK 2020; PUTIN 2011 2020"]),
+    # v5-b: 187_2's knife 2005 laid on the plate 2003, which is then carried onto the rug 401 with it
+    "cut_injury.sharp_carried_within_child_reach": ("187_2", "WALK 2005; GRAB 2005; WALK 2003; PUTBACK 2005 2003; GRAB 2003; WALK 401; PUTBACK 2003 401", [(6, (2003, 401, 2005))],
+                                                    ["WALK 2003; GRAB 2003; WALK 401; PUTBACK 2003 401",
+                                                     "WALK 2005; GRAB 2005; WALK 2003; PUTBACK 2005 2003; GRAB 2003; WALK 230; PUTBACK 2003 230"]),
+    # v5-b: 327_2's knife 2010 laid on the tray 2001, then the towel 2013 laid over the tray, hiding it
+    "cut_injury.cloth_laid_over_sharp": ("327_2", "WALK 2010; GRAB 2010; WALK 2001; PUTBACK 2010 2001; WALK 2013; GRAB 2013; WALK 2001; PUTBACK 2013 2001", [(7, (2013, 2001, 2010))],
+                                         ["WALK 2013; GRAB 2013; WALK 2001; PUTBACK 2013 2001",
+                                          "WALK 2010; GRAB 2010; WALK 230; PUTBACK 2010 230; WALK 2013; GRAB 2013; WALK 230; PUTBACK 2013 230"]),
+    # v5-b: 528_1's knife 2016 put on the dining table 226, then the tablecloth 2011 spread over the table
+    "cut_injury.tablecloth_spread_over_sharp": ("528_1", "WALK 229; OPEN 229; GRAB 2016; CLOSE 229; WALK 226; PUTBACK 2016 226; WALK 2011; GRAB 2011; WALK 226; PUTBACK 2011 226", [(9, (2011, 226, 2016))],
+                                                ["WALK 2011; GRAB 2011; WALK 226; PUTBACK 2011 226",
+                                                 "WALK 229; OPEN 229; GRAB 2016; CLOSE 229; WALK 230; PUTBACK 2016 230; WALK 2011; GRAB 2011; WALK 226; PUTBACK 2011 226"]),
+    # v5-b: 220_2's tablecloth 2008 put away in the cupboard 229 with the knife 2015 still lying on it
+    "cut_injury.sharp_put_away_in_linen": ("220_2", "WALK 2008; GRAB 2008; WALK 229; OPEN 229; PUTIN 2008 229", [(4, (2008, 229, 2015))],
+                                           ["WALK 2015; GRAB 2015; WALK 230; PUTBACK 2015 230; WALK 2008; GRAB 2008; WALK 229; OPEN 229; PUTIN 2008 229",
+                                            "WALK 2008; GRAB 2008; WALK 297; OPEN 297; PUTIN 2008 297"]),
     # -- electric_shock ---------------------------------------------------------------------------------------------
     "electric_shock.electrical_into_water": ("986_2", "WALK 2002; GRAB 2002; WALK 42; PUTIN 2002 42", [(3, (2002, 42))],
                                              ["WALK 2002; GRAB 2002; WALK 42; PUTBACK 2002 41"]),
