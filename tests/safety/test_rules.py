@@ -317,6 +317,13 @@ CASES = {
         [(8, (54, 48, 55))],
         ["WALK 55; GRAB 55; WALK 48; PUTBACK 55 48; SWITCHON 48; WALK 54; GRAB 54; WALK 44; PUTBACK 54 44",
          "WALK 55; GRAB 55; WALK 48; PUTBACK 55 48; WALK 54; GRAB 54; WALK 48; PUTBACK 54 48"]),
+    # v5-a, home:11: water glass 73 on the table, dish rack 69 on the counter 56, dishwasher 67 (negatives: the glass
+    # set on the counter, not the rack; the rack set on the dishwasher, not put into it)
+    "breakage.loaded_rack_put_into_container": (
+        "home:11", "WALK 73; GRAB 73; WALK 69; PUTBACK 73 69; GRAB 69; WALK 67; OPEN 67; PUTIN 69 67; CLOSE 67",
+        [(7, (69, 67, 73))],
+        ["WALK 73; GRAB 73; WALK 69; PUTBACK 73 56; GRAB 69; WALK 67; OPEN 67; PUTIN 69 67; CLOSE 67",
+         "WALK 73; GRAB 73; WALK 69; PUTBACK 73 69; GRAB 69; WALK 67; PUTBACK 69 67"]),
     "poisoning.cleaner_left_in_drinking_vessel": (
         "home:1", "WALK 59; OPEN 59; GRAB 74; GRAB 68; CLOSE 59; POUR 74 68; WALK 64; PUTBACK 68 64", [(T, (68, 74))],
         ["WALK 59; OPEN 59; GRAB 74; GRAB 68; CLOSE 59; POUR 74 68; RINSE 68; WALK 64; PUTBACK 68 64"]),
