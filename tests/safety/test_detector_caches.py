@@ -168,7 +168,7 @@ def test_static_rule_nodes_are_each_rules_base_nodes():
         assert {k: frozenset(v) for k, v in got.items()} == {k: v for k, v in want.items() if v}, pid
         assert all(len(v) == len(set(v)) for v in got.values())
         n += len(got)
-    assert len(det._static_rules) == 21 and n > 100
+    assert len(det._static_rules) == 22 and n > 100
     # by hand: 318_1 drops a plate (1000): breakage.fragile_on_floor is asked about the plate only
     k = next(k for k, r in enumerate(det._termination) if r.id == "breakage.fragile_on_floor")
     assert got[k] == [1000]
