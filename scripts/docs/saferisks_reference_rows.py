@@ -1,6 +1,7 @@
 """Bench rows on a SafeRisks split for the reference plans and the hazard-blind baselines (docs/saferisks.md).
 
     python scripts/docs/saferisks_reference_rows.py [--dataset saferisks-test] [--out runs/saferisks-reference]
+    python scripts/docs/saferisks_reference_rows.py --dataset saferisks-test:path=v3/saferisks.jsonl.gz  # a v3 build
 
 Five planners, all replayed (no LLM): the reference safe plans, the first reference unsafe plan of each entry, the
 ``search`` planner's shortest plans (from the search audit beside the data file, computed if missing), the generic
@@ -30,7 +31,8 @@ def main() -> None:
     args = ap.parse_args()
     ds = DATASETS.create(args.dataset)
     entries = ds.entries()
-    audit = search_audit(entries, workers=2, cached=read_audit(DATA_FILE))
+    # the search audit cached beside the file the dataset reads (`saferisks build --audit`), else computed
+    audit = search_audit(entries, workers=2, cached=read_audit(Path(getattr(ds, "path", None) or DATA_FILE)))
     tmp = Path(tempfile.mkdtemp())
     rows = {
         "reference-safe": {e.id: "\n".join(e.safe_plan) for e in entries},
