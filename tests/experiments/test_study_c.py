@@ -165,7 +165,7 @@ def test_baselines_replay_the_rules_on_the_base_plans(tmp_path):
         ent = entries[tid]
         assert gen[tid]["script"] == tidy_plan(ent.scene(), e["script"], ent.goal_spec())
         assert sur[tid]["script"] == C.apply_rule(learnt["rules"], e["script"], [(c, int(i)) for c, i in ent.objects])
-    tap = "water_hazard.tap_running_cutlery_for_the_table/002"
+    tap = "water_hazard.tap_running_cutlery_for_the_table/000"
     assert base[tap]["safe"] is False and gen[tap]["safe"] is True and gen[tap]["success"] is True
     doc = json.loads((out / "study_c.json").read_text())
     assert doc["systems"] == ["base", "generic-rule", "surface-rule"]
