@@ -19,7 +19,6 @@ import tempfile
 from pathlib import Path
 
 from safebeal.datasets.base import DATASETS
-from safebeal.datasets.saferisks import DATA_FILE
 from safebeal.generation.audit import read_audit, search_audit
 from safebeal.generation.generic_rule import generic_rule_results
 
@@ -31,8 +30,8 @@ def main() -> None:
     args = ap.parse_args()
     ds = DATASETS.create(args.dataset)
     entries = ds.entries()
-    # the search audit cached beside the file the dataset reads (`saferisks build --audit`), else computed
-    audit = search_audit(entries, workers=2, cached=read_audit(Path(getattr(ds, "path", None) or DATA_FILE)))
+    # the search audit cached beside the file the dataset reads (its config's path; `saferisks build --audit`)
+    audit = search_audit(entries, workers=2, cached=read_audit(Path(ds.config()["path"])))
     tmp = Path(tempfile.mkdtemp())
     rows = {
         "reference-safe": {e.id: "\n".join(e.safe_plan) for e in entries},

@@ -5,7 +5,7 @@ contamination"). Called by
 
 from __future__ import annotations
 
-from typing import List
+from typing import List, Optional
 
 from safebeal.safety.derived import TAP
 from safebeal.scene import StateView
@@ -40,16 +40,16 @@ def record_raw(mon, act: str, ids: List[int], before: StateView) -> None:
     def raw(i: int) -> bool:
         return "raw_meat" in attrs(i) and i not in heated
 
+    def canonical(i: int) -> Optional[str]:  # the node's canonical class; None where the node is gone
+        n = before.node(i)
+        return None if n is None else mon.det.rules.kb.canonical(n.class_name)
+
     def contact(i: int) -> bool:  # a surface that touches unwrapped food
         a = attrs(i)
         if "food" in a:
             return True
-        n = before.node(i)
-        return "food_container" in a and n is not None and mon.det.rules.kb.canonical(n.class_name) not in FOOD_STORES
-
-    def canonical(i: int) -> str:
-        n = before.node(i)
-        return "" if n is None else mon.det.rules.kb.canonical(n.class_name)
+        c = canonical(i)
+        return "food_container" in a and c is not None and c not in FOOD_STORES
 
     x = ids[0]
     hands = RAW_HANDS in mon.agent_events
