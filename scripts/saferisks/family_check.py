@@ -1,6 +1,6 @@
 """Check SafeRisks families while writing them: build them alone, then per family print the entries admitted, the
 rejections by kind, each hazard pattern (``generation.audit.pattern_of``) with its count, the share of entries whose
-hazard-blind shortest plan (``search``) is unsafe, and the share the generic rule (switch off, close, unplug what was
+hazard-blind shortest plan (``search``) is unsafe (and unsafe by the family's own hazard), and the share the generic rule (switch off, close, unplug what was
 touched) makes safe and successful.
 
     python scripts/saferisks/family_check.py FAMILY_ID [FAMILY_ID ...] [--category C] [--count N] [--no-search] [--seeds v3]
@@ -53,9 +53,13 @@ def main(argv=None) -> int:
         pats = Counter(pattern_of(e) for e in es)
         all_pats.update(pats)
         su = (sum(1 for e in es if search.get(e.id, {}).get("unsafe")) / len(es)) if es and search else None
+        # by the family's own hazard: the shortest plan breaks a rule the entry's unsafe plan breaks
+        so = (sum(1 for e in es if set(search.get(e.id, {}).get("rules") or ()) & {u.rule_id for u in e.unsafe_plans})
+              / len(es)) if es and search else None
         gr = (sum(1 for e in es if generic[e.id]["success"] and generic[e.id]["safe"]) / len(es)) if es else None
         print(f"{fid}: {len(es)} entries; rejected {dict(rej.get(fid, {}))}; "
-              f"search unsafe {'-' if su is None else f'{su:.2f}'}; generic rule fixes {'-' if gr is None else f'{gr:.2f}'}")
+              f"search unsafe {'-' if su is None else f'{su:.2f}'} "
+              f"(own hazard {'-' if so is None else f'{so:.2f}'}); generic rule fixes {'-' if gr is None else f'{gr:.2f}'}")
         for p, n in pats.most_common():
             print(f"    {n:3d}  {p[0]}  unsafe {' '.join(p[1]) or '-'}  |  safe {' '.join(p[2]) or '-'}")
     print(f"{len(rep.entries)} entries, {len(all_pats)} distinct patterns")

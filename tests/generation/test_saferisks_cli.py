@@ -40,7 +40,8 @@ def test_build_validate_and_stats_a_small_file(tmp_path):
     # the shortest plan to each goal fetches the food and leaves the fridge open: unsafe in all 8
     assert info["per_category"]["food_safety"] == {"entries": 8, "families": 1, "families_test": es[0].split == "test",
                                                    "search_unsafe_share": 1.0, "search_no_plan_share": 0.0,
-                                                   "search_unsafe_in_category_share": 1.0, "patterns": 1,
+                                                   "search_unsafe_in_category_share": 1.0,
+                                                   "search_own_hazard_share": 1.0, "patterns": 1,
                                                    "max_pattern_share": 1.0,
                                                    "test_patterns": int(es[0].split == "test"),
                                                    # a train family (the split's salted hash): no test entry to tidy
@@ -49,6 +50,7 @@ def test_build_validate_and_stats_a_small_file(tmp_path):
     assert info["top_objects"][0][1] == 8  # the fridge, in all
     # v2: spread over procedural homes and the apartment; the 8 entries land in 8 different ones
     assert info["homes"] == 8 and info["max_home_share"] == 0.125 and info["search_unsafe_share"] == 1.0
+    assert info["search_own_hazard_share"] == 1.0
     for f in info["figures"]:
         assert open(f, "rb").read(8) == b"\x89PNG\r\n\x1a\n"
 

@@ -72,3 +72,47 @@ def test_planner_outputs_and_spec(vh):
         PLANNERS.create("search:max_depth=0")
     with pytest.raises(RegistryError):
         PLANNERS.create("search:depth=3")
+
+
+def _scene_without_faucets(scene):
+    """The same scene with its faucets (and their edges) taken out."""
+    from safebeal.scene.graph import SceneGraph
+
+    data = scene.data
+    gone = {n["id"] for n in data["nodes"] if n["class_name"] == "faucet"}
+    return SceneGraph({"nodes": [n for n in data["nodes"] if n["id"] not in gone],
+                       "edges": [e for e in data["edges"] if e["from_id"] not in gone and e["to_id"] not in gone]})
+
+
+def test_washing_a_carried_thing_needs_a_running_tap(sr):
+    # a CD player to clean: carried to the tap (55, off at the start), the tap turned on, then washed; the search
+    # never turns it off, and the plan ends with the water running
+    t = sr["electric_shock.spray_cleaner_on_device/000"]
+    scene = t.get_scene()
+    assert "OFF" in scene.node(55).states
+    plan = search_plan(scene, t.get_goal())
+    assert plan == ["[WALK] <cd_player> (5483)", "[GRAB] <cd_player> (5483)", "[WALK] <faucet> (55)",
+                    "[SWITCHON] <faucet> (55)", "[WASH] <cd_player> (5483)"]
+    traj = execute(scene, "\n".join(plan))
+    assert traj.executable and t.get_goal().evaluate(traj).success and "ON" in traj.final.states_of(55)
+    # without a faucet in the scene the simulator's own rule holds: washed where it stands
+    bare = _scene_without_faucets(scene)
+    assert search_plan(bare, t.get_goal()) == ["[WALK] <cd_player> (5483)", "[WASH] <cd_player> (5483)"]
+
+
+def test_a_carried_thing_is_not_wiped_with_whatever_is_in_hand(sr):
+    # the apple for the blender: the simulator lets the agent WIPE it with the blender in its other hand (any
+    # object in hand will do); the search washes it under the tap (33) instead, in hand
+    t = sr["electric_shock.wet_hands_blender/000"]
+    plan = search_plan(t.get_scene(), t.get_goal())
+    assert not any(line.startswith("[WIPE]") for line in plan)
+    i_on, i_wash = plan.index("[SWITCHON] <faucet> (33)"), plan.index("[WASH] <food_apple> (5648)")
+    assert i_on < i_wash and plan.index("[GRAB] <food_apple> (5648)") < i_wash
+    assert plan[-1] == "[PUTIN] <food_apple> (5648) <blender> (5645)"
+
+
+def test_a_floor_is_washed_where_it_lies_without_a_tap(sr):
+    t = sr["slip_trip_fall.bathroom_floor_cleaned_left_wet/000"]
+    plan = search_plan(t.get_scene(), t.get_goal())
+    assert plan[-2:] == ["[WALK] <floor> (17)", "[WASH] <floor> (17)"]
+    assert not any("faucet" in line for line in plan)

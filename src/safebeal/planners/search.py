@@ -12,7 +12,16 @@ candidate lines at each state are built from a fixed set of objects, the task's 
 - for action goals (``CUT``, ``WASH``, ...), the goal's objects are their arguments.
 
 A node goal CLEAN adds ``WASH``/``RINSE``/``SCRUB``/``WIPE`` of that object; an INSIDE edge goal adds ``POUR``
-beside ``PUTIN``. Goals about the agent itself add ``SIT``/``LIE`` on sittable/lieable focus objects (the agent sitting, lying or
+beside ``PUTIN``.
+
+**Washing needs water.** The simulator washes anything the agent stands near, tap or no tap
+(``simulator-quirks.md``); a real agent carries a cup to a running tap. So where a goal asks for a wash (a CLEAN
+node goal, a ``WASH``/``RINSE``/``SCRUB`` action goal), the scene's switchable faucets join the objects, and
+washing something one carries (a grabbable object, or the hands) is proposed only while it is in hand (or in a
+sink) and a faucet close by is ON; wiping it needs a cloth in hand (a towel, rag, sponge, ...); an object that is
+not carried (a floor, a microwave) is washed or wiped where it stands, but rinsed only if it holds water itself (a
+sink, bathtub, shower, toilet). A scene without a faucet keeps the simulator's rule. The search stays hazard-blind:
+it turns the tap on because the wash needs it, and has no reason to turn it off. Goals about the agent itself add ``SIT``/``LIE`` on sittable/lieable focus objects (the agent sitting, lying or
 ON something) and ``TURNTO`` (the agent facing something); ``STANDUP`` is proposed while it sits or lies.
 
 From these it proposes, in this fixed order: ``WALK`` to a focus object (to a room only when a goal names it), ``OPEN``/``CLOSE``,
@@ -42,6 +51,14 @@ _AGENT_RELS = ("CLOSE", "SITTING", "HOLDS_RH", "HOLDS_LH", "INSIDE")
 _NULLARY = ("SLEEP", "STANDUP", "WAKEUP")
 # actions that can make an object CLEAN (a node goal asks for it)
 _CLEANING = ("WASH", "RINSE", "SCRUB", "WIPE")
+# washing with water: in a real home a carried object (or the hands) is washed under a running tap
+_WATER_WASH = ("WASH", "RINSE", "SCRUB")
+# washed with water although not grabbable
+_WASHED_AT_TAP = frozenset({"hands_both"})
+# fixtures that hold running water: the only things rinsed where they stand
+_WATER_FIXTURES = ("sink", "bathtub", "shower", "toilet")
+# what one wipes with (a carried object is wiped with a cloth, not with whatever else is in hand)
+_WIPERS = ("towel", "rag", "sponge", "tissue", "napkin", "wipe", "cleaning_cloth", "dishcloth", "duster")
 
 
 class SearchFailure(Exception):
@@ -110,6 +127,17 @@ class _Search:
         self.to_clean = [i for i, st in g_nodes if st == "CLEAN" and i != self.char]
         # rooms are walked to only when a goal names one (walking to an object crosses rooms on its own)
         self.goal_rooms = [i for i in named if idx.is_room(i)]
+        # washing something carried needs running water (the simulator's WASH/RINSE/SCRUB do not): the scene's
+        # switchable faucets join the objects when the goal asks for a wash; without one, the simulator's rule holds
+        washes = bool(self.to_clean) or any(a in _WATER_WASH for g in self.actions for a in _action_options(g))
+        self.faucets: List[int] = []
+        if washes:
+            self.faucets = sorted(i for i, n in idx.nodes.items()
+                                  if n.get("class_name") == "faucet" and "HAS_SWITCH" in self._props(i))
+            extra = [i for i in self.faucets if i not in self.focus]
+            self.focus = sorted(set(self.focus) | set(extra))
+            self.things += extra
+            self.sig_ids = frozenset(self.focus) | {self.char}
 
     # -- helpers -----------------------------------------------------------------------------------
     def _props(self, i: int) -> FrozenSet[str]:
@@ -118,6 +146,25 @@ class _Search:
 
     def _name(self, i: int) -> str:
         return str(self.idx.nodes[i]["class_name"])
+
+    def _carried(self, i: int) -> bool:
+        """Washed at a tap or wiped with a cloth, not in place: something one carries, or the hands."""
+        return "GRABBABLE" in self._props(i) or self._name(i) in _WASHED_AT_TAP
+
+    def _can_clean(self, state, action: str, i: int, close: Set[int], held: Set[int]) -> bool:
+        """Physical preconditions the simulator leaves out (``simulator-quirks.md``): washing a carried object
+        needs it in hand (or in a sink) and a faucet running close by (where the scene has one); wiping it needs
+        something else in hand."""
+        if not self._carried(i):
+            # rinsing is running water over a thing: in place, only a fixture that has water does it
+            return action != "RINSE" or any(w in self._name(i) for w in _WATER_FIXTURES)
+        if action in _WATER_WASH and self.faucets:
+            at_tap = i in held or self._name(i) in _WASHED_AT_TAP or any(
+                "sink" in self._name(t) for rel in _PLACE for t in state.targets(i, rel))
+            return at_tap and any(f in close and "ON" in state.states_of(f) for f in self.faucets)
+        if action == "WIPE":
+            return any(j != i and any(w in self._name(j) for w in _WIPERS) for j in held)
+        return True
 
     def _line(self, action: str, *ids: int) -> str:
         return f"[{action}] " + " ".join(f"<{self._name(i)}> ({i})" for i in ids)
@@ -163,7 +210,7 @@ class _Search:
                 if rel == "INSIDE":  # a liquid goes in by pouring
                     out.append(self._line("POUR", f, t))
         for i in self.to_clean:
-            out += [self._line(a, i) for a in _CLEANING]
+            out += [self._line(a, i) for a in _CLEANING if self._can_clean(state, a, i, close, held)]
         if self.agent_goals & {"SITTING", "ON", "LYING"}:
             for i in self.things:
                 p = self._props(i)
@@ -182,6 +229,8 @@ class _Search:
                     out += [self._line(a, i, j) for i in self.named if i in held for j in self.things if j != i]
                     continue
                 for i in self.named:
+                    if a in _CLEANING and not self._can_clean(state, a, i, close, held):
+                        continue
                     out.append(self._line(a, i))
         return list(dict.fromkeys(out))
 
