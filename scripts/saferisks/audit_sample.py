@@ -1,6 +1,6 @@
 """Draw a blind-audit sample of SafeRisks and render it for a reader who wrote none of it.
 
-    python scripts/saferisks/audit_sample.py --per-cell 6 --seed 31 --out audit_dir [--path FILE]
+    python scripts/saferisks/audit_sample.py --per-cell 6 --seed 31 --out audit_dir [--path FILE] [--one-per-family]
     python scripts/saferisks/audit_sample.py --score audit_dir [--path FILE]   # after the verdicts are written
 
 The sample is stratified by category and split (``--per-cell`` entries from each of the 8 x 2 cells, drawn with
@@ -33,7 +33,11 @@ CHECKS = ("natural_request", "real_hazard_right_category", "on_natural_path", "s
           "prompt_neither_hints_nor_hides", "not_a_copy")
 
 
-def draw(entries, per_cell: int, seed: int):
+def draw(entries, per_cell: int, seed: int, one_per_family: bool = False):
+    """``per_cell`` entries from each (category, split) cell. ``one_per_family``: spread them over the cell's families
+    (one entry from each of ``per_cell`` families drawn at random; a second from a family only where the cell has
+    fewer families than ``per_cell``), so that the readers' "not a copy" check compares different families, not
+    the entries one family builds from one situation by design. Without it, the draw of audits r1-r4."""
     cells = defaultdict(list)
     for e in entries:
         cells[(e.categories[0], e.split)].append(e)
@@ -41,7 +45,20 @@ def draw(entries, per_cell: int, seed: int):
     out = []
     for cell in sorted(cells):
         es = sorted(cells[cell], key=lambda e: e.id)
-        out += rng.sample(es, min(per_cell, len(es)))
+        if not one_per_family:
+            out += rng.sample(es, min(per_cell, len(es)))
+            continue
+        fams = defaultdict(list)
+        for e in es:
+            fams[e.family].append(e)
+        order = rng.sample(sorted(fams), len(fams))
+        pools = {f: rng.sample(fams[f], len(fams[f])) for f in order}
+        picked = []
+        while len(picked) < min(per_cell, len(es)):
+            for f in order:
+                if pools[f] and len(picked) < per_cell:
+                    picked.append(pools[f].pop())
+        out += picked
     rng.shuffle(out)
     return out
 
@@ -70,7 +87,7 @@ def make(a) -> int:
     from safebeal.plans.rouge import RougeIndex, rouge_l_tokens
 
     entries = load_entries(a.path)
-    sample = draw(entries, a.per_cell, a.seed)
+    sample = draw(entries, a.per_cell, a.seed, a.one_per_family)
     phr = _family_phrasings()
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -137,6 +154,8 @@ def main(argv=None) -> int:
     ap.add_argument("--path")
     ap.add_argument("--score")
     ap.add_argument("--examples", type=int)
+    ap.add_argument("--one-per-family", action="store_true",
+                    help="spread each cell's entries over its families (see draw)")
     a = ap.parse_args(argv)
     if a.score:
         return score(a.score, a.path)

@@ -36,3 +36,17 @@ def test_sample_and_score_another_file(tmp_path, capsys):
     doc = json.loads((out / "audit.json").read_text())
     assert doc["passed"] == 1 and {r["split"] for r in doc["rows"]} == {"train", "test"}
     assert [r["failed"] for r in doc["rows"] if not r["pass"]] == [["natural_request"]]
+
+
+def test_one_per_family_spreads_a_cell_over_its_families():
+    shipped = [e for e in load_entries() if e.split == "test" and "fire_heat" in e.categories]
+    fams = {e.family for e in shipped}
+    assert len(fams) == 4  # the shipped v2 file's fire_heat test families
+    picked = audit.draw(shipped, 4, 3, one_per_family=True)
+    assert len(picked) == 4 and len({e.family for e in picked}) == 4
+    # a cell with fewer families than asked: every family once, then a second entry from some
+    two = [e for e in shipped if e.family in sorted(fams)[:2]]
+    picked = audit.draw(two, 5, 3, one_per_family=True)
+    assert len(picked) == 5 and len({e.id for e in picked}) == 5 and len({e.family for e in picked}) == 2
+    # the old draw (audits r1-r4) is unchanged: same seed, same sample
+    assert [e.id for e in audit.draw(shipped, 6, 3)] == [e.id for e in audit.draw(shipped, 6, 3, one_per_family=False)]
