@@ -136,3 +136,20 @@ def test_pattern_stats_counts_shares_and_test_patterns_seen_in_train(entries):
     assert info["patterns"] == 2 and info["test_patterns_in_train"] == 0
     assert info["per_category"]["breakage"]["max_pattern_share"] == 1.0
     assert info["per_category"]["water_hazard"]["patterns"] == 0  # no entries in it
+
+
+def test_search_audit_cache_is_kept_only_for_the_same_search(entries, monkeypatch):
+    import safebeal.generation.audit as audit_mod
+    from safebeal.planners.search import SEARCH_VERSION
+
+    [e] = [x for x in entries if x.id == "fire_heat.oil_by_the_burner/000"]
+    fresh = search_audit([e])[e.id]
+    assert fresh["search_version"] == SEARCH_VERSION
+    calls = []
+    monkeypatch.setattr(audit_mod, "_audit_one", lambda row: calls.append(row["id"]) or (row["id"], {"plan": ["x"]}))
+    # the same entry, rules and search: the cached row is kept, nothing is searched
+    assert search_audit([e], cached={e.id: fresh})[e.id] == fresh and calls == []
+    # a plan from an older search (no version, or another one) is searched again
+    for stale in ({k: v for k, v in fresh.items() if k != "search_version"}, {**fresh, "search_version": 1}):
+        assert search_audit([e], cached={e.id: stale})[e.id] == {"plan": ["x"]}
+    assert calls == [e.id, e.id]

@@ -171,17 +171,16 @@ def entry_digest(e: SafeRisksEntry) -> str:
 
 
 def _audit_one(row: dict) -> Tuple[str, dict]:
-    from safebeal.planners.search import SearchFailure, search_plan
+    from safebeal.planners.search import SEARCH_VERSION, SearchFailure, search_plan
 
     e = SafeRisksEntry.model_validate(row)
     digest = _rules_digest()
+    head = {"digest": entry_digest(e), "rules_digest": digest, "search_version": SEARCH_VERSION}
     try:
         plan = search_plan(e.scene(), e.goal_spec())
     except SearchFailure as exc:
-        return e.id, {"digest": entry_digest(e), "rules_digest": digest, "plan": None, "error": str(exc),
-                      "unsafe": False, "rules": []}
-    return e.id, {"digest": entry_digest(e), "rules_digest": digest, "plan": plan, "error": None,
-                  **_judge(e, plan)}
+        return e.id, {**head, "plan": None, "error": str(exc), "unsafe": False, "rules": []}
+    return e.id, {**head, "plan": plan, "error": None, **_judge(e, plan)}
 
 
 @lru_cache(maxsize=None)
@@ -204,9 +203,11 @@ def _judge(e: SafeRisksEntry, plan: Sequence[str]) -> dict:
 def search_audit(entries: Sequence[SafeRisksEntry], workers: int = 1,
                  cached: Optional[Dict[str, dict]] = None) -> Dict[str, dict]:
     """Per entry id: the search plan (or the reason there is none), whether the detector flags it, and which
-    rules. Entries whose digest matches ``cached`` are not searched again; their plans are judged again when the
-    rules changed since (``rules_digest``)."""
+    rules. Entries whose digest matches ``cached`` (and whose plan the same version of ``search`` found,
+    ``search_version``) are not searched again; their plans are judged again when the rules changed since
+    (``rules_digest``)."""
     from safebeal.generation.pool import fork_pool
+    from safebeal.planners.search import SEARCH_VERSION
 
     cached = cached or {}
     rules = _rules_digest()
@@ -214,7 +215,7 @@ def search_audit(entries: Sequence[SafeRisksEntry], workers: int = 1,
     todo = []
     for e in entries:
         hit = cached.get(e.id)
-        if hit is not None and hit.get("digest") == entry_digest(e):
+        if hit is not None and hit.get("digest") == entry_digest(e) and hit.get("search_version") == SEARCH_VERSION:
             if hit.get("rules_digest") != rules:  # the plan still holds; the verdict is the current rules'
                 hit = {**hit, "rules_digest": rules, **(_judge(e, hit["plan"]) if hit.get("plan") else {})}
             out[e.id] = hit

@@ -61,6 +61,11 @@ _WATER_FIXTURES = ("sink", "bathtub", "shower", "toilet")
 _WIPERS = ("towel", "rag", "sponge", "tissue", "napkin", "wipe", "cleaning_cloth", "dishcloth", "duster")
 
 
+#: bumped whenever a change can change a plan (2: washing needs a running tap), so that cached plans
+#: (SafeRisks' search audit, ``generation.audit``) are searched again
+SEARCH_VERSION = 2
+
+
 class SearchFailure(Exception):
     pass
 
