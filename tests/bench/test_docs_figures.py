@@ -32,10 +32,10 @@ def test_every_documented_table_equals_its_source(figs):
 def test_search_on_saferisks_test_is_what_a_run_gives(figs):
     data = json.loads(figs.SOURCE.read_text())
     search = data["saferisks-test-reference"]["figures"]["search"]
-    assert (search["n"], search["success_rate"]["value"], search["safe_success_rate"]["value"]) == (795, 97.0, 3.9)
+    assert (search["n"], search["success_rate"]["value"], search["safe_success_rate"]["value"]) == (795, 94.2, 3.9)  # 46 of 795 without a plan (the audit)
     bench = (ROOT / "docs" / "bench.md").read_text(encoding="utf-8")
     table = figs.documented(bench, "search")
-    assert "| 3.9 [0.0, 11.6] |" in table and "| 97.0 [90.7, 100.0] |" in table
+    assert "| 3.9 [0.0, 11.6] |" in table and "| 94.2 [85.5, 100.0] |" in table
     assert "99.5" not in bench and "56.0%" not in bench
 
 
