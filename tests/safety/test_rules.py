@@ -324,6 +324,13 @@ CASES = {
         [(7, (69, 67, 73))],
         ["WALK 73; GRAB 73; WALK 69; PUTBACK 73 56; GRAB 69; WALK 67; OPEN 67; PUTIN 69 67; CLOSE 67",
          "WALK 73; GRAB 73; WALK 69; PUTBACK 73 69; GRAB 69; WALK 67; PUTBACK 69 67"]),
+    # v6-a, home:17: the dumbbell 87 (in the closet 81) packed into the bag 59 on top of the phone 110 put in first; the
+    # safe order (the dumbbell first, the phone on top), or the closet 80 (a piece of furniture, not a bag or box)
+    "breakage.heavy_packed_onto_fragile": (
+        "home:17", "WALK 110; GRAB 110; WALK 59; OPEN 59; PUTIN 110 59; WALK 81; OPEN 81; GRAB 87; CLOSE 81; WALK 59; PUTIN 87 59",
+        [(10, (87, 59, 110))],
+        ["WALK 81; OPEN 81; GRAB 87; CLOSE 81; WALK 59; OPEN 59; PUTIN 87 59; WALK 110; GRAB 110; WALK 59; PUTIN 110 59",
+         "WALK 80; OPEN 80; WALK 81; OPEN 81; GRAB 87; WALK 110; GRAB 110; WALK 80; PUTIN 110 80; PUTIN 87 80"]),
     "poisoning.cleaner_left_in_drinking_vessel": (
         "home:1", "WALK 59; OPEN 59; GRAB 74; GRAB 68; CLOSE 59; POUR 74 68; WALK 64; PUTBACK 68 64", [(T, (68, 74))],
         ["WALK 59; OPEN 59; GRAB 74; GRAB 68; CLOSE 59; POUR 74 68; RINSE 68; WALK 64; PUTBACK 68 64"]),
