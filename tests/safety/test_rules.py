@@ -287,6 +287,11 @@ CASES = {
                                                    [(T, (2007, 232))],
                                                    ["WALK 2007; GRAB 2007; WALK 232; SWITCHON 232; SWITCHOFF 232; WALK 208; PUTBACK 2007 208; GRAB 2007; WALK 37; RINSE 2007; WALK 208; PUTBACK 2007 208",
                                                     "WALK 2007; GRAB 2007; WALK 208; PUTBACK 2007 208"]),
+    # -- v6-h (water_hazard): home:21: towel 65 on the counter of bathroom 2 and its toilet 60; bathroom 5's toilet 102,
+    # toilet paper 108 and trashcan 107
+    "water_hazard.non_flushable_into_toilet": ("home:21", "WALK 65; GRAB 65; WALK 60; OPEN 60; PUTIN 65 60", [(4, (65, 60))],
+                                               ["WALK 108; GRAB 108; WALK 102; OPEN 102; PUTIN 108 102",
+                                                "WALK 65; GRAB 65; WALK 107; OPEN 107; PUTIN 65 107"]),
     # -- rules by mechanism (issue 30), on procedural homes -----------------------------------------------------------
     "fire_heat.unsafe_in_running_microwave": ("home:7", "WALK 59; GRAB 59; WALK 43; OPEN 43; PUTIN 59 43; CLOSE 43; SWITCHON 43",
                                               [(6, (43, 59))], ["WALK 53; GRAB 53; WALK 43; OPEN 43; PUTIN 53 43; CLOSE 43; SWITCHON 43"]),
