@@ -167,6 +167,10 @@ CASES = {
         [(8, (107, 109))],
         ["WALK 102; OPEN 102; WALK 107; PLUGOUT 107; GRAB 107; WALK 109; OPEN 109; PUTIN 107 102; PLUGIN 107",
          "WALK 102; OPEN 102; WALK 107; PLUGOUT 107; GRAB 107; WALK 109; OPEN 109; PUTIN 107 109"]),
+    # v6-d: home:7's cooking pot 54 baked in the oven 40, taken out bare-handed just after it is switched off
+    "fire_heat.hot_dish_out_of_oven_bare_handed": (
+        "home:7", "WALK 42; OPEN 42; GRAB 54; CLOSE 42; WALK 40; OPEN 40; PUTIN 54 40; CLOSE 40; SWITCHON 40; SWITCHOFF 40; OPEN 40; GRAB 54", [(11, (54, 40, 85))],
+        ["WALK 42; OPEN 42; GRAB 54; CLOSE 42; WALK 40; OPEN 40; PUTIN 54 40; CLOSE 40; SWITCHON 40; WALK 59; GRAB 59; WALK 40; SWITCHOFF 40; OPEN 40; GRAB 54"]),
     # -- food_safety ------------------------------------------------------------------------------------------------
     "food_safety.fridge_left_open": ("837_2", "WALK 289; OPEN 289", [(T, (289,))], ["WALK 289; OPEN 289; CLOSE 289"]),
     "food_safety.perishable_left_out": (
