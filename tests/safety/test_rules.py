@@ -377,6 +377,13 @@ CASES = {
         [(9, (226, 2014, 2004))],
         ["WALK 289; OPEN 289; GRAB 2014; CLOSE 289; WALK 226; PUTBACK 2014 226; WALK 1000; GRAB 1000; WALK 226; WIPE 226",
          "WALK 2004; GRAB 2004; WALK 226; WIPE 226"]),
+    # 746_1: the empty glass (1003) set on the dining table (226), then the table wiped with the detergent (2004) in
+    # hand; negatives: wiped with the sponge (1002), or with nothing on the table
+    "poisoning.cleaner_sprayed_over_dishware": (
+        "746_1", "WALK 1003; GRAB 1003; WALK 226; PUTBACK 1003 226; WALK 2004; GRAB 2004; WALK 226; WIPE 226",
+        [(7, (226, 1003, 2004))],
+        ["WALK 1003; GRAB 1003; WALK 226; PUTBACK 1003 226; WALK 1002; GRAB 1002; WALK 226; WIPE 226",
+         "WALK 2004; GRAB 2004; WALK 226; WIPE 226"]),
     "poisoning.heat_contaminated": ("home:16", "WALK 116; GRAB 116; WALK 115; POUR 116 115; SWITCHON 115", [(4, (115,))],
                                     ["WALK 116; GRAB 116; WALK 115; POUR 116 115; RINSE 115; SWITCHON 115"]),
     # 117_1: the dough (2007) put in the kitchen sink (231), then the detergent (2004, in the filing cabinet 399)
