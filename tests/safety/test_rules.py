@@ -109,6 +109,10 @@ CASES = {
         "187_2", "WALK 2000; OPEN 123; GRAB 2000; WALK 231; RINSE 2000; WALK 410; WIPE 410", [(6, (410, 2000))],
         ["WALK 2000; OPEN 123; GRAB 2000; WALK 231; RINSE 2000; WALK 410; PLUGOUT 410; WIPE 410",
          "WALK 2000; OPEN 123; GRAB 2000; WALK 410; WIPE 410"]),
+    # v6-c: 858_1's spare bulb 2014 (in the closed bin 99) fitted into the bedside lamp 97, which is on
+    "electric_shock.bulb_fitted_into_live_lamp": (
+        "858_1", "WALK 99; OPEN 99; GRAB 2014; WALK 97; PUTIN 2014 97", [(4, (2014, 97))],
+        ["WALK 97; SWITCHOFF 97; WALK 99; OPEN 99; GRAB 2014; WALK 97; PUTIN 2014 97"]),
     # -- fire_heat --------------------------------------------------------------------------------------------------
     "fire_heat.flammable_onto_hot_heat_source": ("378_1", "WALK 2011; GRAB 2011; WALK 295; PUTBACK 2011 295", [(3, (2011, 295))],
                                                  ["WALK 2011; GRAB 2011; WALK 295; SWITCHOFF 295; PUTBACK 2011 295"]),
