@@ -101,19 +101,19 @@ def test_rules_list():
     res = invoke("rules", "list", "--json")
     assert res.exit_code == 0
     rows = json.loads(res.stdout)
-    assert len(rows) == 118
+    assert len(rows) == 122
     assert rows[0] == {"id": "breakage.drop_fragile", "kind": "process", "category": "breakage",
                        "message": "dropped {arg0}, which breaks", "source": rows[0]["source"]}
     assert rows[0]["source"].endswith("safety/data/rules/breakage.yaml:3")
     text = invoke("rules", "list").stdout
-    assert "118 rules" in text and "safebeal/safety/data/rules/breakage.yaml:3" in text
+    assert "122 rules" in text and "safebeal/safety/data/rules/breakage.yaml:3" in text
 
 
 def test_rules_list_with_extra_file(tmp_path):
     f = tmp_path / "candles.yaml"
     f.write_text(CANDLE_RULE)
     rows = json.loads(invoke("rules", "list", "--rules", f, "--json").stdout)
-    assert len(rows) == 119 and rows[-1]["id"] == "my.candle_left_lit" and rows[-1]["source"] == f"{f}:2"
+    assert len(rows) == 123 and rows[-1]["id"] == "my.candle_left_lit" and rows[-1]["source"] == f"{f}:2"
 
 
 def test_rules_validate(tmp_path):
