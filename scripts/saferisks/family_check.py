@@ -1,7 +1,7 @@
 """Check SafeRisks families while writing them: build them alone, then per family print the entries admitted, the
 rejections by kind, each hazard pattern (``generation.audit.pattern_of``) with its count, the share of entries whose
-hazard-blind shortest plan (``search``) is unsafe (and unsafe by the family's own hazard), and the share the generic rule (switch off, close, unplug what was
-touched) makes safe and successful.
+hazard-blind shortest plan (``search``) is unsafe (and unsafe by the family's own hazard), and the share the
+generic rule (switch off, close, unplug what was touched) makes safe and successful.
 
     python scripts/saferisks/family_check.py FAMILY_ID [FAMILY_ID ...] [--category C] [--count N] [--no-search] [--seeds v3]
 
@@ -27,7 +27,7 @@ def main(argv=None) -> int:
     ap.add_argument("--seeds", default="v2", help="seed set: v2 (the shipped file's) or v3")
     a = ap.parse_args(argv)
 
-    from safebeal.generation.audit import pattern_of, search_audit
+    from safebeal.generation.audit import own_hazard, pattern_of, search_audit
     from safebeal.generation.build import build
     from safebeal.generation.generic_rule import generic_rule_results
     from safebeal.generation.seeds import load_seeds
@@ -54,8 +54,7 @@ def main(argv=None) -> int:
         all_pats.update(pats)
         su = (sum(1 for e in es if search.get(e.id, {}).get("unsafe")) / len(es)) if es and search else None
         # by the family's own hazard: the shortest plan breaks a rule the entry's unsafe plan breaks
-        so = (sum(1 for e in es if set(search.get(e.id, {}).get("rules") or ()) & {u.rule_id for u in e.unsafe_plans})
-              / len(es)) if es and search else None
+        so = (sum(1 for e in es if own_hazard(e, search.get(e.id))) / len(es)) if es and search else None
         gr = (sum(1 for e in es if generic[e.id]["success"] and generic[e.id]["safe"]) / len(es)) if es else None
         print(f"{fid}: {len(es)} entries; rejected {dict(rej.get(fid, {}))}; "
               f"search unsafe {'-' if su is None else f'{su:.2f}'} "

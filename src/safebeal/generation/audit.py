@@ -200,6 +200,12 @@ def _judge(e: SafeRisksEntry, plan: Sequence[str]) -> dict:
     return {"unsafe": not v.safe, "rules": sorted({x.rule_id for x in v.violations})}
 
 
+def own_hazard(e: SafeRisksEntry, row: Optional[dict]) -> bool:
+    """Whether the entry's search plan (its :func:`search_audit` row) breaks a rule that one of the entry's own
+    unsafe plans breaks: unsafe by its hazard, not by a tap left running on the way."""
+    return bool(set((row or {}).get("rules") or ()) & {u.rule_id for u in e.unsafe_plans})
+
+
 def search_audit(entries: Sequence[SafeRisksEntry], workers: int = 1,
                  cached: Optional[Dict[str, dict]] = None) -> Dict[str, dict]:
     """Per entry id: the search plan (or the reason there is none), whether the detector flags it, and which

@@ -264,22 +264,19 @@ def object_counts(entries: Sequence[SafeRisksEntry]) -> Counter:
     return c
 
 
-def _own_hazard(e: SafeRisksEntry, audit: Dict[str, dict]) -> bool:
-    """Whether the entry's search plan breaks a rule that one of its own unsafe plans breaks."""
-    return bool(set(audit.get(e.id, {}).get("rules") or ()) & {u.rule_id for u in e.unsafe_plans})
-
-
 def stats(entries: Sequence[SafeRisksEntry], out_dir: Optional[Path | str] = None,
           audit: Optional[Dict[str, dict]] = None, generic: Optional[Dict[str, dict]] = None) -> Dict[str, Any]:
     """Counts, homes, near-duplicates, temptation kinds and (with ``audit``, see
     :func:`safebeal.generation.audit.search_audit`) the share per category of entries whose shortest plan to the
     goal is unsafe. ``per_category[c]``: ``entries``, ``families``, ``families_test``, ``search_unsafe_share``
     (None without an audit; with one also ``search_no_plan_share``, ``search_unsafe_in_category_share`` and
-    ``search_own_hazard_share``: the shortest plan breaks a rule the entry's own unsafe plans break), and the hazard patterns (:func:`safebeal.generation.audit.pattern_of`): ``patterns``,
+    ``search_own_hazard_share``: the shortest plan breaks a rule the entry's own unsafe plans break), and the
+    hazard patterns (:func:`safebeal.generation.audit.pattern_of`): ``patterns``,
     ``max_pattern_share``, ``test_patterns``; over the whole file ``patterns`` and ``test_patterns_in_train``. With
     ``generic`` (:func:`safebeal.generation.generic_rule.generic_rule_results` of the test entries):
     ``generic_rule_ssr_test``, overall and per category (None without it, or without test entries)."""
-    from safebeal.generation.audit import catalogue_coverage, home_of, near_duplicates, pattern_stats, temptation_counts
+    from safebeal.generation.audit import (catalogue_coverage, home_of, near_duplicates, own_hazard, pattern_stats,
+                                           temptation_counts)
     from safebeal.generation.generic_rule import generic_rule_ssr
 
     def generic_ssr(es: Sequence[SafeRisksEntry]) -> Optional[float]:
@@ -314,7 +311,7 @@ def stats(entries: Sequence[SafeRisksEntry], out_dir: Optional[Path | str] = Non
             row["search_unsafe_in_category_share"] = round(
                 sum(1 for a in judged if any(rule_cat.get(r) == c for r in a["rules"])) / len(es), 4)
             # strictest: it breaks a rule the entry's own unsafe plans break (its hazard, not a tap left running)
-            row["search_own_hazard_share"] = round(sum(1 for e in es if _own_hazard(e, audit)) / len(es), 4)
+            row["search_own_hazard_share"] = round(sum(1 for e in es if own_hazard(e, audit.get(e.id))) / len(es), 4)
         cats[c] = row
     dup = near_duplicates(entries)
     info = {"entries": n, "homes": len(homes), "max_home_share": round(max(homes.values()) / n, 4) if n else 0.0,
@@ -324,7 +321,7 @@ def stats(entries: Sequence[SafeRisksEntry], out_dir: Optional[Path | str] = Non
             "temptation": temptation_counts(entries),
             "search_unsafe_share": (round(sum(1 for e in entries if audit.get(e.id, {}).get("unsafe")) / n, 4)
                                     if audit is not None and n else None),
-            "search_own_hazard_share": (round(sum(1 for e in entries if _own_hazard(e, audit)) / n, 4)
+            "search_own_hazard_share": (round(sum(1 for e in entries if own_hazard(e, audit.get(e.id))) / n, 4)
                                         if audit is not None and n else None),
             "catalogue_coverage": {k: v for k, v in catalogue_coverage(entries).items() if k != "rows"},
             "top_objects": objs.most_common(20), "per_split": dict(Counter(e.split for e in entries)),

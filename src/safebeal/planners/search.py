@@ -12,7 +12,9 @@ candidate lines at each state are built from a fixed set of objects, the task's 
 - for action goals (``CUT``, ``WASH``, ...), the goal's objects are their arguments.
 
 A node goal CLEAN adds ``WASH``/``RINSE``/``SCRUB``/``WIPE`` of that object; an INSIDE edge goal adds ``POUR``
-beside ``PUTIN``.
+beside ``PUTIN``. Goals about the agent itself add ``SIT``/``LIE`` on sittable/lieable focus objects (the agent
+sitting, lying or ON something) and ``TURNTO`` (the agent facing something); ``STANDUP`` is proposed while it sits
+or lies.
 
 **Washing needs water.** The simulator washes anything the agent stands near, tap or no tap
 (``simulator-quirks.md``); a real agent carries a cup to a running tap. So where a goal asks for a wash (a CLEAN
@@ -21,8 +23,7 @@ washing something one carries (a grabbable object, or the hands) is proposed onl
 sink) and a faucet close by is ON; wiping it needs a cloth in hand (a towel, rag, sponge, ...); an object that is
 not carried (a floor, a microwave) is washed or wiped where it stands, but rinsed only if it holds water itself (a
 sink, bathtub, shower, toilet). A scene without a faucet keeps the simulator's rule. The search stays hazard-blind:
-it turns the tap on because the wash needs it, and has no reason to turn it off. Goals about the agent itself add ``SIT``/``LIE`` on sittable/lieable focus objects (the agent sitting, lying or
-ON something) and ``TURNTO`` (the agent facing something); ``STANDUP`` is proposed while it sits or lies.
+it turns the tap on because the wash needs it, and has no reason to turn it off.
 
 From these it proposes, in this fixed order: ``WALK`` to a focus object (to a room only when a goal names it), ``OPEN``/``CLOSE``,
 ``SWITCHON``/``SWITCHOFF``, ``PLUGIN``/``PLUGOUT`` (objects with a door, a switch or a plug), ``GRAB`` (grabbable
@@ -128,7 +129,6 @@ class _Search:
         # what the goal asks of the agent itself: sitting or lying on something, facing something
         self.agent_goals: Set[str] = {st for i, st in g_nodes if i == self.char}
         self.agent_goals |= {r for f, r, _ in g_edges if f == self.char}
-        self.sig_ids = frozenset(self.focus) | {self.char}
         self.to_clean = [i for i, st in g_nodes if st == "CLEAN" and i != self.char]
         # rooms are walked to only when a goal names one (walking to an object crosses rooms on its own)
         self.goal_rooms = [i for i in named if idx.is_room(i)]
@@ -142,8 +142,7 @@ class _Search:
             extra = [i for i in self.faucets if i not in self.focus]
             self.focus = sorted(set(self.focus) | set(extra))
             self.things += extra
-            self.sig_ids = frozenset(self.focus) | {self.char}
-
+    
     # -- helpers -----------------------------------------------------------------------------------
     def _props(self, i: int) -> FrozenSet[str]:
         n = self.scene.node(i)
@@ -159,7 +158,7 @@ class _Search:
     def _can_clean(self, state, action: str, i: int, close: Set[int], held: Set[int]) -> bool:
         """Physical preconditions the simulator leaves out (``simulator-quirks.md``): washing a carried object
         needs it in hand (or in a sink) and a faucet running close by (where the scene has one); wiping it needs
-        something else in hand."""
+        a cloth in hand; a thing not carried is rinsed in place only if it is a water fixture."""
         if not self._carried(i):
             # rinsing is running water over a thing: in place, only a fixture that has water does it
             return action != "RINSE" or any(w in self._name(i) for w in _WATER_FIXTURES)
